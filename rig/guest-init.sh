@@ -1,0 +1,65 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0
+# /init of the test guest.  Runs /plan, writing results to ttyS1 (the
+# kernel console is ttyS0), then powers off.  Plan lines:
+#   module NAME        load /lib/fuse/NAME.ko (unloading the previous one)
+#   run TIMEOUT BIN..  run /tests/BIN with a hard timeout in seconds
+#   sh TIMEOUT CMD..   run a shell command with a hard timeout
+/bin/busybox --install -s /bin
+export PATH=/bin:/tests
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mount -t tmpfs tmp /tmp
+mount -t debugfs none /sys/kernel/debug 2>/dev/null
+R=/dev/ttyS1
+stty -F $R raw -echo 2>/dev/null
+say() { echo "$*" > $R; }
+
+say "### BOOT $(uname -r) cpus=$(nproc) nodes=$(ls -d /sys/devices/system/node/node* | wc -l)"
+loaded=
+unload() {
+	[ -n "$loaded" ] || return 0
+	# What a failed test left behind must not keep the module busy
+	for f in /sys/fs/fuse/connections/*/abort; do
+		[ -e "$f" ] && echo 1 > "$f"
+	done
+	grep ' fuse' /proc/mounts | while read -r _ m _; do
+		umount -l "$m"
+	done
+	umount /sys/fs/fuse/connections 2>/dev/null
+	rmmod fuse
+	say "### RMMOD $loaded rc=$?"
+	loaded=
+}
+while read -r verb a b; do
+	case "$verb" in
+	module)
+		unload
+		dmesg -c > /dev/null
+		insmod /lib/fuse/$a.ko
+		rc=$?
+		say "### MODULE $a rc=$rc"
+		[ $rc = 0 ] && loaded=$a
+		mount -t fusectl none /sys/fs/fuse/connections
+		say "### KTAP $a"
+		dmesg -c | sed 's/^\[[^]]*\] //' > $R
+		say "### END"
+		;;
+	run)
+		say "### RUN $loaded $b"
+		set -- $b
+		timeout -s KILL "$a" "$@" > $R 2>&1
+		say "### EXIT $?"
+		;;
+	sh)
+		say "### RUN $loaded sh"
+		timeout -s KILL "$a" sh -c "$b" > $R 2>&1
+		say "### EXIT $?"
+		;;
+	esac
+done < /plan
+unload
+say "### DONE"
+echo o > /proc/sysrq-trigger 2>/dev/null
+poweroff -f

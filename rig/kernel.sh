@@ -1,0 +1,34 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Build a guest kernel from the untouched base: tinyconfig plus a fragment.
+# usage: kernel.sh FLAVOR FRAGMENT...   (output in build/kernel-FLAVOR)
+. "$(dirname "$0")/lib.sh"
+
+flavor=$1; shift
+base=$(base_dir)
+out=$B/kernel-$flavor
+stamp="$(hash_files "$@") $(cat "$base/.rig-base-id" 2>/dev/null || make -s -C "$base" kernelversion)"
+if [ -f "$out/arch/x86/boot/bzImage" ] && [ "$(cat "$out/.rig-stamp" 2>/dev/null)" = "$stamp" ]; then
+	exit 0
+fi
+log "building the $flavor guest kernel in $out (a few minutes)"
+rm -rf "$out"
+mkdir -p "$out"
+make -s -C "$base" O="$out" ARCH=x86_64 tinyconfig >/dev/null
+"$base/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$@" >/dev/null
+make -s -C "$base" O="$out" ARCH=x86_64 olddefconfig >/dev/null
+# Every option the fragments ask for must have survived olddefconfig.
+missing=0
+for frag in "$@"; do
+	while IFS= read -r line; do
+		case "$line" in
+		CONFIG_*=n) opt=${line%%=*}
+			if grep -q "^$opt=" "$out/.config"; then log "config: $opt is set"; missing=1; fi ;;
+		CONFIG_*) grep -qx "$line" "$out/.config" || { log "config: $line did not stick"; missing=1; } ;;
+		esac
+	done < "$frag"
+done
+[ $missing = 0 ] || die "the guest config lost options (see above)"
+make -s -C "$base" O="$out" ARCH=x86_64 -j"$JOBS" bzImage modules
+echo "$stamp" > "$out/.rig-stamp"
+log "kernel $flavor: $(cat "$out/include/config/kernel.release")"
