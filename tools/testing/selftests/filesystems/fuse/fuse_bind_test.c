@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * FUSE_DEV_IOC_BIND: routing of requests to bound clones by the CPU they
+ * were issued on, the ioctl's errors, and moving queued requests when a
+ * clone is rebound or closed.
+ *
+ * Expected routing is computed from the machine's own topology with the
+ * rules of Documentation/filesystems/fuse-clone-queues.rst, so the same
+ * tests run on any guest topology.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fuse_srv.h"
+#include "kselftest_harness.h"
+
+#define MAX_LAYOUT	4
+#define BURST		40
+
+struct binding {
+	uint32_t flags;
+	int cpu;
+	int node;
+};
+
+/* Which fds a request from @cpu may go to; returns how many */
+static int model_candidates(const struct binding *l, int n, int cpu,
+			    bool *cand)
+{
+	int i, count = 0;
+
+	for (i = 0; i < n; i++) {
+		cand[i] = l[i].flags == FUSE_DEV_BIND_CPU && l[i].cpu == cpu;
+		count += cand[i];
+	}
+	if (count)
+		return count;
+	for (i = 0; i < n; i++) {
+		cand[i] = (l[i].flags == FUSE_DEV_BIND_NODE &&
+			   l[i].node == cpu_node(cpu)) ||
+			  (l[i].flags == FUSE_DEV_BIND_CPU &&
+			   cpu_node(l[i].cpu) == cpu_node(cpu));
+		count += cand[i];
+	}
+	if (count)
+		return count;
+	for (i = 0; i < n; i++)
+		cand[i] = true;
+	return n;
+}
+
+static bool node_has_cpus(int node)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < nr_cpus_online(); cpu++)
+		if (cpu_node(cpu) == node)
+			return true;
+	return false;
+}
+
+static int do_stats(const char *mnt, const char *prefix, int n)
+{
+	char path[160];
+	struct stat st;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s-%d", mnt, prefix, i);
+		if (stat(path, &st))
+			return -errno;
+	}
+	return 0;
+}
+
+/* Requests of each fd logged from @from on, FORGETs aside */
+static void count_by_fd(struct fsrv *srv, size_t from, int *per_fd)
+{
+	size_t i;
+
+	memset(per_fd, 0, sizeof(int) * FSRV_MAX_FDS);
+	pthread_mutex_lock(&srv->lock);
+	for (i = from; i < srv->nlog; i++)
+		if (srv->log[i].opcode != FUSE_FORGET &&
+		    srv->log[i].opcode != FUSE_BATCH_FORGET)
+			per_fd[srv->log[i].fd_idx]++;
+	pthread_mutex_unlock(&srv->lock);
+}
+
+/* The "queued" column of device @id in fusectl's clone_queues */
+static int queued_on(struct fsrv *srv, unsigned int id)
+{
+	char buf[4096], *line;
+	unsigned int dev, queued;
+
+	if (fsrv_conn_file(srv, "clone_queues", buf, sizeof(buf)) < 0)
+		return -1;
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		if (sscanf(line, "%u %*s %*s %*s %u", &dev, &queued) == 2 &&
+		    dev == id)
+			return queued;
+	}
+	return -1;
+}
+
+static int wait_queued(struct fsrv *srv, unsigned int id, int n)
+{
+	int t;
+
+	for (t = 0; t < 5000; t += 5) {
+		if (queued_on(srv, id) >= n)
+			return 0;
+		usleep(5000);
+	}
+	return -ETIMEDOUT;
+}
+
+struct burst {
+	const char *mnt;
+	char prefix[32];
+	int cpu;
+	int n;
+	int err;
+	pthread_t thr;
+};
+
+static void *burst_thread(void *p)
+{
+	struct burst *b = p;
+
+	b->err = pin_to_cpu(b->cpu);
+	if (!b->err)
+		b->err = do_stats(b->mnt, b->prefix, b->n);
+	return NULL;
+}
+
+static void burst_async(struct burst *b, const char *mnt, const char *prefix,
+			int cpu, int n)
+{
+	b->mnt = mnt;
+	snprintf(b->prefix, sizeof(b->prefix), "%s", prefix);
+	b->cpu = cpu;
+	b->n = n;
+	b->err = -1;
+	pthread_create(&b->thr, NULL, burst_thread, b);
+}
+
+/* ------------------------------------------------------------------ */
+
+FIXTURE(route) {
+	struct fsrv srv;
+	char mnt[64];
+};
+
+FIXTURE_VARIANT(route) {
+	int nr;
+	struct binding layout[MAX_LAYOUT];
+	int issue_cpu;
+};
+
+#define CPU(c)	{ FUSE_DEV_BIND_CPU, (c), -1 }
+#define NODE(n)	{ FUSE_DEV_BIND_NODE, -1, (n) }
+
+#define LAYOUT(name, cpu, n, ...)					\
+	FIXTURE_VARIANT_ADD(route, name##_from_cpu##cpu) {		\
+		.nr = n, .layout = { __VA_ARGS__ }, .issue_cpu = cpu,	\
+	}
+#define LAYOUT_ALL_CPUS(name, n, ...)		\
+	LAYOUT(name, 0, n, __VA_ARGS__);	\
+	LAYOUT(name, 1, n, __VA_ARGS__);	\
+	LAYOUT(name, 2, n, __VA_ARGS__);	\
+	LAYOUT(name, 3, n, __VA_ARGS__)
+
+LAYOUT_ALL_CPUS(per_cpu, 4, CPU(0), CPU(1), CPU(2), CPU(3));
+LAYOUT_ALL_CPUS(per_node, 2, NODE(0), NODE(1));
+LAYOUT_ALL_CPUS(cpus_0_1, 2, CPU(0), CPU(1));
+LAYOUT_ALL_CPUS(two_on_cpu0, 2, CPU(0), CPU(0));
+LAYOUT_ALL_CPUS(cpu1_only, 1, CPU(1));
+LAYOUT_ALL_CPUS(cpu0_and_node1, 2, CPU(0), NODE(1));
+
+FIXTURE_SETUP(route)
+{
+	snprintf(self->mnt, sizeof(self->mnt), "/tmp/route-%d", getpid());
+	ASSERT_EQ(0, fsrv_mount(&self->srv, self->mnt));
+}
+
+FIXTURE_TEARDOWN(route)
+{
+	fsrv_destroy(&self->srv);
+	rmdir(self->mnt);
+}
+
+TEST_F(route, requests_go_to_the_bound_clone)
+{
+	const struct binding *l = variant->layout;
+	int per_fd[FSRV_MAX_FDS], i, count, total = 0;
+	bool cand[MAX_LAYOUT];
+	size_t from;
+
+	if (variant->issue_cpu >= nr_cpus_online())
+		SKIP(return, "no CPU %d", variant->issue_cpu);
+	for (i = 0; i < variant->nr; i++) {
+		if (l[i].flags == FUSE_DEV_BIND_CPU &&
+		    l[i].cpu >= nr_cpus_online())
+			SKIP(return, "no CPU %d", l[i].cpu);
+		if (l[i].flags == FUSE_DEV_BIND_NODE &&
+		    !node_has_cpus(l[i].node))
+			SKIP(return, "node %d has no CPU", l[i].node);
+	}
+
+	/* fds[1..nr] are the bound clones; the mount fd stays unbound */
+	for (i = 0; i < variant->nr; i++) {
+		ASSERT_EQ(i + 1, fsrv_clone(&self->srv));
+		ASSERT_EQ(0, fsrv_bind(&self->srv, i + 1, l[i].flags,
+				       l[i].cpu, l[i].node));
+		self->srv.reader_cpu[i + 1] =
+			l[i].flags == FUSE_DEV_BIND_CPU ? l[i].cpu : -1;
+	}
+	fsrv_start(&self->srv);
+
+	ASSERT_EQ(0, pin_to_cpu(variant->issue_cpu));
+	ASSERT_EQ(variant->issue_cpu, sched_getcpu());
+	pthread_mutex_lock(&self->srv.lock);
+	from = self->srv.nlog;
+	pthread_mutex_unlock(&self->srv.lock);
+	ASSERT_EQ(0, do_stats(self->mnt, "r", BURST));
+	count_by_fd(&self->srv, from, per_fd);
+
+	count = model_candidates(l, variant->nr, variant->issue_cpu, cand);
+	EXPECT_EQ(0, per_fd[0]);	/* the unbound mount fd gets nothing */
+	for (i = 0; i < variant->nr; i++)
+		total += per_fd[i + 1];
+	EXPECT_GE(total, BURST);
+	for (i = 0; i < variant->nr; i++) {
+		int got = per_fd[i + 1];
+
+		TH_LOG("clone %d (flags %u cpu %d node %d): %d requests%s",
+		       i + 1, l[i].flags, l[i].cpu, l[i].node, got,
+		       cand[i] ? " (candidate)" : "");
+		if (!cand[i]) {
+			EXPECT_EQ(0, got);
+		} else if (count == 1) {
+			EXPECT_EQ(total, got);
+		} else {
+			EXPECT_GE(got, total / count - 1);
+			EXPECT_LE(got, (total + count - 1) / count + 1);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+
+FIXTURE(bind) {
+	struct fsrv srv;
+	char mnt[64];
+};
+
+FIXTURE_SETUP(bind)
+{
+	snprintf(self->mnt, sizeof(self->mnt), "/tmp/bind-%d", getpid());
+	ASSERT_EQ(0, fsrv_mount(&self->srv, self->mnt));
+}
+
+FIXTURE_TEARDOWN(bind)
+{
+	fsrv_destroy(&self->srv);
+	rmdir(self->mnt);
+}
+
+static int get_bind(int fd, struct fuse_dev_bind *b)
+{
+	memset(b, 0x55, sizeof(*b));
+	return ioctl(fd, FUSE_DEV_IOC_GET_BIND, b) ? -errno : 0;
+}
+
+TEST_F(bind, get_bind_reports_the_binding)
+{
+	struct fuse_dev_bind b;
+	int fd = self->srv.fds[0];
+
+	ASSERT_EQ(0, get_bind(fd, &b));
+	EXPECT_EQ(0, b.flags);
+	EXPECT_EQ(-1, b.cpu);
+	EXPECT_EQ(-1, b.node);
+	EXPECT_EQ(0, b.padding);
+
+	ASSERT_EQ(0, fsrv_bind(&self->srv, 0, FUSE_DEV_BIND_CPU, 1, -1));
+	ASSERT_EQ(0, get_bind(fd, &b));
+	EXPECT_EQ(FUSE_DEV_BIND_CPU, b.flags);
+	EXPECT_EQ(1, b.cpu);
+	EXPECT_EQ(cpu_node(1), b.node);
+
+	/* Rebinding replaces the binding */
+	ASSERT_EQ(0, fsrv_bind(&self->srv, 0, FUSE_DEV_BIND_NODE, -1,
+			       cpu_node(0)));
+	ASSERT_EQ(0, get_bind(fd, &b));
+	EXPECT_EQ(FUSE_DEV_BIND_NODE, b.flags);
+	EXPECT_EQ(-1, b.cpu);
+	EXPECT_EQ(cpu_node(0), b.node);
+
+	ASSERT_EQ(0, fsrv_bind(&self->srv, 0, 0, -1, -1));
+	ASSERT_EQ(0, get_bind(fd, &b));
+	EXPECT_EQ(0, b.flags);
+	EXPECT_EQ(-1, b.cpu);
+	EXPECT_EQ(-1, b.node);
+}
+
+TEST_F(bind, bad_input_changes_nothing)
+{
+	static const struct {
+		const char *what;
+		struct fuse_dev_bind b;
+		int err;
+	} bad[] = {
+		{ "unknown flag", { 4, -1, -1, 0 }, EINVAL },
+		{ "high flag", { 1u << 31, -1, -1, 0 }, EINVAL },
+		{ "cpu and node flags", { 3, 0, 0, 0 }, EINVAL },
+		{ "padding", { FUSE_DEV_BIND_CPU, 0, -1, 1 }, EINVAL },
+		{ "cpu -1", { FUSE_DEV_BIND_CPU, -1, -1, 0 }, EINVAL },
+		{ "cpu -2", { FUSE_DEV_BIND_CPU, -2, -1, 0 }, EINVAL },
+		{ "cpu with a node", { FUSE_DEV_BIND_CPU, 0, 0, 0 }, EINVAL },
+		{ "cpu out of range", { FUSE_DEV_BIND_CPU, 100000, -1, 0 }, EINVAL },
+		{ "cpu INT_MAX", { FUSE_DEV_BIND_CPU, INT_MAX, -1, 0 }, EINVAL },
+		{ "node -1", { FUSE_DEV_BIND_NODE, -1, -1, 0 }, EINVAL },
+		{ "node with a cpu", { FUSE_DEV_BIND_NODE, 0, 0, 0 }, EINVAL },
+		{ "node out of range", { FUSE_DEV_BIND_NODE, -1, 100000, 0 }, EINVAL },
+		{ "unbind with a cpu", { 0, 0, -1, 0 }, EINVAL },
+		{ "unbind with a node", { 0, -1, 0, 0 }, EINVAL },
+		{ "unbind with padding", { 0, -1, -1, 7 }, EINVAL },
+	};
+	struct fuse_dev_bind b;
+	char before[4096], after[4096];
+	int fd = self->srv.fds[0];
+	size_t i;
+
+	ASSERT_EQ(0, fsrv_bind(&self->srv, 0, FUSE_DEV_BIND_CPU, 1, -1));
+	ASSERT_GT(fsrv_conn_file(&self->srv, "clone_queues", before,
+				 sizeof(before)), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		EXPECT_EQ(-1, ioctl(fd, FUSE_DEV_IOC_BIND, &bad[i].b))
+			TH_LOG("%s was accepted", bad[i].what);
+		EXPECT_EQ(bad[i].err, errno)
+			TH_LOG("%s: errno %d", bad[i].what, errno);
+	}
+	EXPECT_EQ(-1, ioctl(fd, FUSE_DEV_IOC_BIND, (void *)8));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(fd, FUSE_DEV_IOC_GET_BIND, (void *)8));
+	EXPECT_EQ(EFAULT, errno);
+
+	ASSERT_EQ(0, get_bind(fd, &b));
+	EXPECT_EQ(FUSE_DEV_BIND_CPU, b.flags);
+	EXPECT_EQ(1, b.cpu);
+	ASSERT_GT(fsrv_conn_file(&self->srv, "clone_queues", after,
+				 sizeof(after)), 0);
+	EXPECT_STREQ(before, after);
+}
+
+TEST_F(bind, unattached_fd_is_eperm)
+{
+	struct fuse_dev_bind b = { FUSE_DEV_BIND_CPU, 0, -1, 0 };
+	int fd = open("/dev/fuse", O_RDWR);
+
+	ASSERT_GE(fd, 0);
+	EXPECT_EQ(-1, ioctl(fd, FUSE_DEV_IOC_BIND, &b));
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(-1, ioctl(fd, FUSE_DEV_IOC_GET_BIND, &b));
+	EXPECT_EQ(EPERM, errno);
+	close(fd);
+}
+
+TEST_F(bind, node_without_cpus_is_enxio)
+{
+	struct fuse_dev_bind b = { FUSE_DEV_BIND_NODE, -1, -1, 0 };
+	char path[64];
+	int node;
+
+	for (node = 0; node < 64; node++) {
+		snprintf(path, sizeof(path), "/sys/devices/system/node/node%d",
+			 node);
+		if (access(path, F_OK) == 0 && !node_has_cpus(node))
+			break;
+	}
+	if (node == 64)
+		SKIP(return, "every node has CPUs");
+	b.node = node;
+	EXPECT_EQ(-1, ioctl(self->srv.fds[0], FUSE_DEV_IOC_BIND, &b));
+	EXPECT_EQ(ENXIO, errno);
+}
+
+TEST_F(bind, offline_cpu_is_enxio)
+{
+	struct fuse_dev_bind b = { FUSE_DEV_BIND_CPU, -1, -1, 0 };
+	int cpu = nr_cpus_online() - 1, fd;
+	char path[96];
+
+	if (cpu < 1)
+		SKIP(return, "one CPU");
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online",
+		 cpu);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		SKIP(return, "no CPU hotplug");
+	ASSERT_EQ(1, write(fd, "0", 1));
+	b.cpu = cpu;
+	EXPECT_EQ(-1, ioctl(self->srv.fds[0], FUSE_DEV_IOC_BIND, &b));
+	EXPECT_EQ(ENXIO, errno);
+	ASSERT_EQ(1, write(fd, "1", 1));
+	close(fd);
+	EXPECT_EQ(0, ioctl(self->srv.fds[0], FUSE_DEV_IOC_BIND, &b));
+}
+
+TEST_F(bind, aborted_connection_is_enotconn)
+{
+	struct fuse_dev_bind b = { FUSE_DEV_BIND_CPU, 0, -1, 0 };
+
+	ASSERT_EQ(0, fsrv_conn_write(&self->srv, "abort", "1"));
+	EXPECT_EQ(-1, ioctl(self->srv.fds[0], FUSE_DEV_IOC_BIND, &b));
+	EXPECT_EQ(ENOTCONN, errno);
+}
+
+TEST_F(bind, queued_before_first_bind_are_served)
+{
+	struct burst bu;
+	int a, b, n;
+
+	a = fsrv_clone(&self->srv);
+	b = fsrv_clone(&self->srv);
+	ASSERT_GT(b, a);
+	/* Nothing bound, nobody reading: the request waits on the shared queue */
+	burst_async(&bu, self->mnt, "early", 0, 1);
+	ASSERT_EQ(0, fsrv_wait_waiting(&self->srv, 1, 5000));
+	ASSERT_EQ(0, fsrv_bind(&self->srv, a, FUSE_DEV_BIND_CPU, 0, -1));
+	ASSERT_EQ(0, fsrv_bind(&self->srv, b, FUSE_DEV_BIND_NODE, -1,
+			       cpu_node(0)));
+	/* Only the bound clones read; they must drain the shared queue */
+	ASSERT_EQ(0, fsrv_start_reader(&self->srv, a, -1));
+	ASSERT_EQ(0, fsrv_start_reader(&self->srv, b, -1));
+	pthread_join(bu.thr, NULL);
+	EXPECT_EQ(0, bu.err);
+	n = fsrv_find_name(&self->srv, "early-0", NULL);
+	EXPECT_EQ(1, n);
+}
+
+static void queued_then(struct __test_metadata *_metadata, struct fsrv *srv,
+			const char *mnt, bool close_it)
+{
+	struct burst bu[4];
+	int a, b, i, fd_idx = -1;
+	char name[32];
+
+	a = fsrv_clone(srv);
+	b = fsrv_clone(srv);
+	ASSERT_EQ(0, fsrv_bind(srv, a, FUSE_DEV_BIND_CPU, 0, -1));
+	ASSERT_EQ(0, fsrv_bind(srv, b, FUSE_DEV_BIND_CPU, 1, -1));
+	/* Four requests from CPU 0 wait on clone a: nobody reads yet */
+	for (i = 0; i < 4; i++) {
+		char prefix[16];
+
+		snprintf(prefix, sizeof(prefix), "q%d", i);
+		burst_async(&bu[i], mnt, prefix, 0, 1);
+	}
+	ASSERT_EQ(0, wait_queued(srv, a, 4));
+	EXPECT_EQ(0, queued_on(srv, b));
+	if (close_it) {
+		close(srv->fds[a]);
+		srv->fds[a] = -1;
+	} else {
+		/* b takes CPU 0 first, so that a's requests can only go there */
+		ASSERT_EQ(0, fsrv_bind(srv, b, FUSE_DEV_BIND_CPU, 0, -1));
+		ASSERT_EQ(0, fsrv_bind(srv, a, FUSE_DEV_BIND_CPU, 1, -1));
+	}
+	/* Moved to clone b, which CPU 0 routes to now */
+	EXPECT_EQ(4, queued_on(srv, b));
+	ASSERT_EQ(0, fsrv_start_reader(srv, b, -1));
+	for (i = 0; i < 4; i++) {
+		pthread_join(bu[i].thr, NULL);
+		EXPECT_EQ(0, bu[i].err);
+		snprintf(name, sizeof(name), "q%d-0", i);
+		EXPECT_EQ(1, fsrv_find_name(srv, name, &fd_idx));
+		EXPECT_EQ(b, fd_idx);
+	}
+}
+
+TEST_F(bind, rebind_moves_queued_requests)
+{
+	queued_then(_metadata, &self->srv, self->mnt, false);
+}
+
+TEST_F(bind, close_moves_queued_requests)
+{
+	queued_then(_metadata, &self->srv, self->mnt, true);
+}
+
+TEST_F(bind, unbind_all_returns_to_shared_queue)
+{
+	int a, per_fd[FSRV_MAX_FDS];
+	size_t from;
+
+	a = fsrv_clone(&self->srv);
+	ASSERT_EQ(0, fsrv_bind(&self->srv, a, FUSE_DEV_BIND_CPU, 0, -1));
+	ASSERT_EQ(0, fsrv_bind(&self->srv, a, 0, -1, -1));
+	fsrv_start(&self->srv);
+	from = self->srv.nlog;
+	ASSERT_EQ(0, pin_to_cpu(0));
+	ASSERT_EQ(0, do_stats(self->mnt, "u", 20));
+	count_by_fd(&self->srv, from, per_fd);
+	/* Both fds serve the shared queue again */
+	EXPECT_GE(per_fd[0] + per_fd[a], 20);
+	EXPECT_EQ(0, queued_on(&self->srv, a));
+}
+
+TEST_F(bind, stats_count_local_requests)
+{
+	char buf[4096], *line;
+	unsigned int dev, q, disp, lc, ln, rem;
+	int a, found = 0;
+
+	a = fsrv_clone(&self->srv);
+	ASSERT_EQ(0, fsrv_bind(&self->srv, a, FUSE_DEV_BIND_CPU, 0, -1));
+	fsrv_start(&self->srv);
+	ASSERT_EQ(0, pin_to_cpu(0));
+	ASSERT_EQ(0, do_stats(self->mnt, "s", 10));
+	ASSERT_GT(fsrv_conn_file(&self->srv, "clone_queues", buf,
+				 sizeof(buf)), 0);
+	TH_LOG("%s", buf);
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		if (sscanf(line, "%u cpu 0 %*d %u %u %u %u %u", &dev, &q, &disp,
+			   &lc, &ln, &rem) == 6 && dev == (unsigned int)a) {
+			found = 1;
+			EXPECT_GE(disp, 20);
+			EXPECT_GE(lc, 20);
+			EXPECT_EQ(disp, lc + ln + rem);
+		}
+	}
+	EXPECT_EQ(1, found);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Baseline /dev/fuse behaviour that must hold on stock fuse.ko and on the
+ * clone-queue series alike, with nothing bound: mount and INIT, requests
+ * served through FUSE_DEV_IOC_CLONE clones, replies on the wrong clone,
+ * abort, the end of the connection, and FUSE_DEV_IOC_CLONE's errors.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fuse_srv.h"
+#include "kselftest_harness.h"
+
+struct stat_job {
+	char path[160];
+	int err;
+	pthread_t thr;
+};
+
+static void *stat_thread(void *p)
+{
+	struct stat_job *j = p;
+	struct stat st;
+
+	j->err = stat(j->path, &st) ? errno : 0;
+	return NULL;
+}
+
+static void stat_async(struct stat_job *j, const char *mnt, const char *name)
+{
+	snprintf(j->path, sizeof(j->path), "%s/%s", mnt, name);
+	j->err = -1;
+	pthread_create(&j->thr, NULL, stat_thread, j);
+}
+
+FIXTURE(rig) {
+	struct fsrv srv;
+	char mnt[64];
+};
+
+FIXTURE_SETUP(rig)
+{
+	snprintf(self->mnt, sizeof(self->mnt), "/tmp/rig-%d", getpid());
+	ASSERT_EQ(0, fsrv_mount(&self->srv, self->mnt));
+}
+
+FIXTURE_TEARDOWN(rig)
+{
+	fsrv_destroy(&self->srv);
+	rmdir(self->mnt);
+}
+
+TEST_F(rig, mount_and_init)
+{
+	char path[128];
+	struct stat st;
+
+	EXPECT_GE(self->srv.minor, 36);
+	fsrv_start(&self->srv);
+	ASSERT_EQ(0, stat(self->mnt, &st));
+	EXPECT_TRUE(S_ISDIR(st.st_mode));
+	snprintf(path, sizeof(path), "%s/hello", self->mnt);
+	ASSERT_EQ(0, stat(path, &st));
+	EXPECT_EQ(4096, st.st_size);
+	snprintf(path, sizeof(path), "%s/noent", self->mnt);
+	EXPECT_EQ(-1, stat(path, &st));
+	EXPECT_EQ(ENOENT, errno);
+	EXPECT_EQ(1, fsrv_find_name(&self->srv, "hello", NULL));
+}
+
+TEST_F(rig, read_through_clones)
+{
+	char path[128], buf[4096];
+	int i, fd, per_fd = 0, total = 0;
+
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(i + 1, fsrv_clone(&self->srv));
+	fsrv_start(&self->srv);
+	for (i = 0; i < 200; i++) {
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/c-%d", self->mnt, i);
+		ASSERT_EQ(0, stat(path, &st));
+	}
+	snprintf(path, sizeof(path), "%s/data", self->mnt);
+	fd = open(path, O_RDONLY);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(4096, read(fd, buf, sizeof(buf)));
+	EXPECT_EQ('a', buf[0]);
+	EXPECT_EQ('a' + 4095 % 26, buf[4095]);
+	close(fd);
+	for (i = 0; i < 4; i++) {
+		per_fd = fsrv_count_name_prefix(&self->srv, "c-", i);
+		total += per_fd;
+	}
+	/* Every request answered exactly once, by one of the fds */
+	EXPECT_EQ(200, total);
+	EXPECT_EQ(200, fsrv_count_name_prefix(&self->srv, "c-", -1));
+}
+
+TEST_F(rig, reply_on_wrong_clone_is_enoent)
+{
+	char buf[FSRV_BUFSIZE];
+	struct fuse_in_header *in = (void *)buf;
+	struct fuse_entry_out eo = {};
+	struct stat_job job;
+	ssize_t n;
+	int b;
+
+	b = fsrv_clone(&self->srv);
+	ASSERT_EQ(1, b);
+	stat_async(&job, self->mnt, "wrongclone");
+	/* Read the LOOKUP on the mount fd, answer it on the clone */
+	n = read(self->srv.fds[0], buf, sizeof(buf));
+	ASSERT_GT(n, (ssize_t)sizeof(*in));
+	ASSERT_EQ(FUSE_LOOKUP, in->opcode);
+	eo.nodeid = 1234;
+	eo.attr.ino = 1234;
+	eo.attr.mode = S_IFREG | 0644;
+	eo.attr.nlink = 1;
+	EXPECT_EQ(-ENOENT, fsrv_reply(self->srv.fds[b], in->unique, 0, &eo,
+				      sizeof(eo)));
+	/* The fd that read it can answer it */
+	EXPECT_EQ(0, fsrv_reply(self->srv.fds[0], in->unique, 0, &eo,
+				sizeof(eo)));
+	/* stat() goes on with a GETATTR: serve it */
+	fsrv_start(&self->srv);
+	pthread_join(job.thr, NULL);
+	EXPECT_EQ(0, job.err);
+}
+
+TEST_F(rig, abort_gives_enotconn)
+{
+	char path[128];
+	struct stat st;
+
+	fsrv_start(&self->srv);
+	snprintf(path, sizeof(path), "%s/before", self->mnt);
+	ASSERT_EQ(0, stat(path, &st));
+	ASSERT_EQ(0, fsrv_conn_write(&self->srv, "abort", "1"));
+	snprintf(path, sizeof(path), "%s/after", self->mnt);
+	EXPECT_EQ(-1, stat(path, &st));
+	EXPECT_EQ(ENOTCONN, errno);
+}
+
+TEST_F(rig, closing_every_fd_ends_the_connection)
+{
+	struct stat_job job;
+	char path[128];
+	struct stat st;
+	int i;
+
+	ASSERT_EQ(1, fsrv_clone(&self->srv));
+	ASSERT_EQ(2, fsrv_clone(&self->srv));
+	/* No reader: the request stays queued until the last fd closes */
+	stat_async(&job, self->mnt, "pending");
+	ASSERT_EQ(0, fsrv_wait_waiting(&self->srv, 1, 5000));
+	for (i = 0; i < self->srv.nfds; i++) {
+		close(self->srv.fds[i]);
+		self->srv.fds[i] = -1;
+	}
+	pthread_join(job.thr, NULL);
+	EXPECT_EQ(ECONNABORTED, job.err);
+	snprintf(path, sizeof(path), "%s/after", self->mnt);
+	EXPECT_EQ(-1, stat(path, &st));
+	EXPECT_EQ(ENOTCONN, errno);
+}
+
+TEST_F(rig, poll_reports_pending)
+{
+	struct pollfd pfd = { .fd = self->srv.fds[0], .events = POLLIN };
+	struct stat_job job;
+
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	stat_async(&job, self->mnt, "polled");
+	EXPECT_EQ(1, poll(&pfd, 1, 5000));
+	EXPECT_TRUE(pfd.revents & POLLIN);
+	fsrv_start(&self->srv);
+	pthread_join(job.thr, NULL);
+	EXPECT_EQ(0, job.err);
+}
+
+TEST_F(rig, clone_ioctl_errors)
+{
+	uint32_t src;
+	int fd, null_fd, other;
+
+	fd = open("/dev/fuse", O_RDWR);
+	ASSERT_GE(fd, 0);
+
+	/* Bad fd */
+	src = (uint32_t)-1;
+	EXPECT_EQ(-1, ioctl(fd, FUSE_DEV_IOC_CLONE, &src));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* An fd that is not /dev/fuse */
+	null_fd = open("/dev/null", O_RDWR);
+	ASSERT_GE(null_fd, 0);
+	src = null_fd;
+	EXPECT_EQ(-1, ioctl(fd, FUSE_DEV_IOC_CLONE, &src));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* A /dev/fuse fd with no connection */
+	other = open("/dev/fuse", O_RDWR);
+	ASSERT_GE(other, 0);
+	src = other;
+	EXPECT_EQ(-1, ioctl(fd, FUSE_DEV_IOC_CLONE, &src));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* Bad pointer */
+	EXPECT_EQ(-1, ioctl(fd, FUSE_DEV_IOC_CLONE, (void *)8));
+	EXPECT_EQ(EFAULT, errno);
+
+	/* Good, then cloning again onto the same fd */
+	src = self->srv.fds[0];
+	EXPECT_EQ(0, ioctl(fd, FUSE_DEV_IOC_CLONE, &src));
+	EXPECT_EQ(-1, ioctl(fd, FUSE_DEV_IOC_CLONE, &src));
+	EXPECT_EQ(EINVAL, errno);
+
+	/* An unknown ioctl */
+	EXPECT_EQ(-1, ioctl(fd, _IO(FUSE_DEV_IOC_MAGIC, 200)));
+	EXPECT_EQ(ENOTTY, errno);
+
+	close(other);
+	close(null_fd);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN

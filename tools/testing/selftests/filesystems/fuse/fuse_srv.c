@@ -1,0 +1,539 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A small raw /dev/fuse server for the FUSE clone-queue selftests.
+ *
+ * The file system: the root directory holds any name you look up; names
+ * starting with "noent" do not exist, names starting with "dir" are
+ * directories, everything else is a 4 KiB regular file whose bytes are
+ * 'a' + offset % 26.  Entry and attribute timeouts are zero, so every
+ * stat() reaches the server.  Files are opened with FOPEN_DIRECT_IO.
+ */
+#define _GNU_SOURCE
+#include "fuse_srv.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FILE_SIZE	4096
+
+static uint64_t name_ino(const char *name)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*name)
+		h = (h ^ (unsigned char)*name++) * 1099511628211ULL;
+	return (h & ~0xffULL) | 2 | (h & 0x1);
+}
+
+int fsrv_reply(int fd, uint64_t unique, int error, const void *data,
+	       size_t len)
+{
+	struct fuse_out_header oh = {
+		.len = sizeof(oh) + (error ? 0 : len),
+		.error = error,
+		.unique = unique,
+	};
+	struct iovec iov[2] = {
+		{ &oh, sizeof(oh) },
+		{ (void *)data, error ? 0 : len },
+	};
+
+	if (writev(fd, iov, 2) < 0)
+		return -errno;
+	return 0;
+}
+
+static void fill_attr(struct fuse_attr *a, uint64_t ino, bool dir)
+{
+	memset(a, 0, sizeof(*a));
+	a->ino = ino;
+	a->mode = dir ? (S_IFDIR | 0755) : (S_IFREG | 0644);
+	a->nlink = dir ? 2 : 1;
+	a->size = dir ? 0 : FILE_SIZE;
+	a->blocks = a->size / 512;
+	a->blksize = 4096;
+}
+
+static bool ino_is_dir(uint64_t ino)
+{
+	return ino == FUSE_ROOT_ID || (ino & 0x1);
+}
+
+static void record(struct fsrv *srv, int idx, const struct fuse_in_header *in,
+		   const void *arg)
+{
+	struct fsrv_rec *r;
+
+	pthread_mutex_lock(&srv->lock);
+	if (srv->nlog == srv->cap) {
+		srv->cap = srv->cap ? srv->cap * 2 : 1024;
+		srv->log = realloc(srv->log, srv->cap * sizeof(*srv->log));
+	}
+	r = &srv->log[srv->nlog++];
+	memset(r, 0, sizeof(*r));
+	r->opcode = in->opcode;
+	r->fd_idx = idx;
+	r->cpu = sched_getcpu();
+	r->unique = in->unique;
+	r->nodeid = in->nodeid;
+	if (in->opcode == FUSE_LOOKUP)
+		snprintf(r->name, sizeof(r->name), "%s", (const char *)arg);
+	pthread_mutex_unlock(&srv->lock);
+}
+
+void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
+		 const void *arg)
+{
+	int fd = srv->fds[idx];
+	union {
+		struct fuse_entry_out entry;
+		struct fuse_attr_out attr;
+		struct fuse_open_out open;
+		struct fuse_statfs_out statfs;
+		char data[FILE_SIZE];
+	} out;
+	memset(&out, 0, sizeof(out));
+
+	switch (in->opcode) {
+	case FUSE_LOOKUP: {
+		const char *name = arg;
+		bool dir = !strncmp(name, "dir", 3);
+		uint64_t ino = name_ino(name);
+
+		if (!strncmp(name, "noent", 5)) {
+			fsrv_reply(fd, in->unique, -ENOENT, NULL, 0);
+			break;
+		}
+		ino = dir ? ino | 1 : ino & ~1ULL;
+		out.entry.nodeid = ino;
+		fill_attr(&out.entry.attr, ino, dir);
+		if (fsrv_reply(fd, in->unique, 0, &out.entry,
+			       sizeof(out.entry)) == 0) {
+			pthread_mutex_lock(&srv->lock);
+			srv->lookups++;
+			pthread_mutex_unlock(&srv->lock);
+		}
+		break;
+	}
+	case FUSE_GETATTR:
+		fill_attr(&out.attr.attr, in->nodeid, ino_is_dir(in->nodeid));
+		fsrv_reply(fd, in->unique, 0, &out.attr, sizeof(out.attr));
+		break;
+	case FUSE_SETATTR:
+		fill_attr(&out.attr.attr, in->nodeid, ino_is_dir(in->nodeid));
+		fsrv_reply(fd, in->unique, 0, &out.attr, sizeof(out.attr));
+		break;
+	case FUSE_OPEN:
+		out.open.fh = in->nodeid;
+		out.open.open_flags = FOPEN_DIRECT_IO;
+		fsrv_reply(fd, in->unique, 0, &out.open, sizeof(out.open));
+		break;
+	case FUSE_OPENDIR:
+		out.open.fh = in->nodeid;
+		fsrv_reply(fd, in->unique, 0, &out.open, sizeof(out.open));
+		break;
+	case FUSE_READ: {
+		const struct fuse_read_in *ri = arg;
+		size_t n = 0, i;
+
+		if (ri->offset < FILE_SIZE)
+			n = FILE_SIZE - ri->offset;
+		if (n > ri->size)
+			n = ri->size;
+		for (i = 0; i < n; i++)
+			out.data[i] = 'a' + (ri->offset + i) % 26;
+		fsrv_reply(fd, in->unique, 0, out.data, n);
+		break;
+	}
+	case FUSE_WRITE: {
+		const struct fuse_write_in *wi = arg;
+		struct fuse_write_out wo = { .size = wi->size };
+
+		fsrv_reply(fd, in->unique, 0, &wo, sizeof(wo));
+		break;
+	}
+	case FUSE_READDIR: {
+		const struct fuse_read_in *ri = arg;
+		static const char *const names[] = { ".", "..", "file0" };
+		size_t len = 0, i;
+
+		for (i = ri->offset; i < 3; i++) {
+			struct fuse_dirent *de = (void *)(out.data + len);
+			size_t sz = FUSE_DIRENT_SIZE(&(struct fuse_dirent){
+				.namelen = strlen(names[i]) });
+
+			if (len + sz > ri->size)
+				break;
+			memset(de, 0, sz);
+			de->ino = i < 2 ? FUSE_ROOT_ID : name_ino(names[i]);
+			de->off = i + 1;
+			de->namelen = strlen(names[i]);
+			de->type = i < 2 ? DT_DIR : DT_REG;
+			memcpy(de->name, names[i], de->namelen);
+			len += sz;
+		}
+		fsrv_reply(fd, in->unique, 0, out.data, len);
+		break;
+	}
+	case FUSE_STATFS:
+		out.statfs.st.bsize = 4096;
+		out.statfs.st.namelen = 255;
+		fsrv_reply(fd, in->unique, 0, &out.statfs, sizeof(out.statfs));
+		break;
+	case FUSE_RELEASE:
+	case FUSE_RELEASEDIR:
+	case FUSE_FLUSH:
+	case FUSE_FSYNC:
+	case FUSE_DESTROY:
+		fsrv_reply(fd, in->unique, 0, NULL, 0);
+		break;
+	case FUSE_FORGET: {
+		const struct fuse_forget_in *fi = arg;
+
+		pthread_mutex_lock(&srv->lock);
+		srv->forget_nlookup += fi->nlookup;
+		pthread_mutex_unlock(&srv->lock);
+		break;
+	}
+	case FUSE_BATCH_FORGET: {
+		const struct fuse_batch_forget_in *bi = arg;
+		const struct fuse_forget_one *one = (const void *)(bi + 1);
+		uint32_t i;
+
+		pthread_mutex_lock(&srv->lock);
+		for (i = 0; i < bi->count; i++)
+			srv->forget_nlookup += one[i].nlookup;
+		pthread_mutex_unlock(&srv->lock);
+		break;
+	}
+	case FUSE_INTERRUPT:
+		pthread_mutex_lock(&srv->lock);
+		srv->interrupts++;
+		pthread_mutex_unlock(&srv->lock);
+		break;
+	default:
+		fsrv_reply(fd, in->unique, -ENOSYS, NULL, 0);
+	}
+}
+
+struct reader_arg {
+	struct fsrv *srv;
+	int idx;
+};
+
+static void *reader(void *p)
+{
+	struct reader_arg *ra = p;
+	struct fsrv *srv = ra->srv;
+	int idx = ra->idx;
+	char *buf = malloc(FSRV_BUFSIZE);
+
+	free(ra);
+	if (srv->reader_cpu[idx] >= 0)
+		pin_to_cpu(srv->reader_cpu[idx]);
+	for (;;) {
+		ssize_t n = read(srv->fds[idx], buf, FSRV_BUFSIZE);
+		struct fuse_in_header *in = (void *)buf;
+
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN || errno == ENOENT)
+				continue;
+			break;	/* ENODEV, ECONNABORTED: the connection ended */
+		}
+		if ((size_t)n < sizeof(*in))
+			continue;
+		record(srv, idx, in, in + 1);
+		if (srv->hook && srv->hook(srv, idx, in, in + 1))
+			continue;
+		fsrv_handle(srv, idx, in, in + 1);
+	}
+	free(buf);
+	return NULL;
+}
+
+/*
+ * The fusectl number of the connection mounted at @mnt, from mountinfo:
+ * stat() would need an answer from the server.
+ */
+static int mount_conn(const char *mnt, unsigned int *conn)
+{
+	unsigned int maj, min;
+	char line[512], point[256];
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	int ret = -ENOENT;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*u %*u %u:%u %*s %255s", &maj, &min,
+			   point) == 3 && !strcmp(point, mnt)) {
+			*conn = (maj << 20) | min;
+			ret = 0;
+		}
+	}
+	fclose(f);
+	return ret;
+}
+
+int fsrv_mount(struct fsrv *srv, const char *mnt)
+{
+	char opts[128], *buf;
+	struct fuse_in_header *in;
+	struct fuse_init_in *ii;
+	struct fuse_init_out io = {};
+	ssize_t n;
+	int i;
+
+	memset(srv, 0, sizeof(*srv));
+	pthread_mutex_init(&srv->lock, NULL);
+	for (i = 0; i < FSRV_MAX_FDS; i++)
+		srv->reader_cpu[i] = -1;
+	snprintf(srv->mnt, sizeof(srv->mnt), "%s", mnt);
+	mkdir(mnt, 0755);
+	srv->fds[0] = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (srv->fds[0] < 0)
+		return -errno;
+	srv->nfds = 1;
+	snprintf(opts, sizeof(opts),
+		 "fd=%d,rootmode=40000,user_id=0,group_id=0", srv->fds[0]);
+	if (mount("fsrv", mnt, "fuse.fsrv", MS_NOSUID | MS_NODEV, opts))
+		return -errno;
+
+	/* Answer INIT here, before any reader runs */
+	buf = malloc(FSRV_BUFSIZE);
+	n = read(srv->fds[0], buf, FSRV_BUFSIZE);
+	in = (void *)buf;
+	ii = (void *)(in + 1);
+	if (n < (ssize_t)sizeof(*in) || in->opcode != FUSE_INIT) {
+		free(buf);
+		return -EPROTO;
+	}
+	io.major = FUSE_KERNEL_VERSION;
+	io.minor = ii->minor < FUSE_KERNEL_MINOR_VERSION ?
+		   ii->minor : FUSE_KERNEL_MINOR_VERSION;
+	io.max_readahead = ii->max_readahead;
+	io.flags = ii->flags & (FUSE_ASYNC_READ | FUSE_PARALLEL_DIROPS);
+	io.max_background = 64;
+	io.congestion_threshold = 48;
+	io.max_write = 128 * 1024;
+	io.time_gran = 1;
+	srv->minor = io.minor;
+	if (fsrv_reply(srv->fds[0], in->unique, 0, &io, sizeof(io))) {
+		free(buf);
+		return -EPROTO;
+	}
+	free(buf);
+	return mount_conn(mnt, &srv->conn);
+}
+
+int fsrv_clone(struct fsrv *srv)
+{
+	uint32_t src = srv->fds[0];
+	int fd;
+
+	if (srv->nfds >= FSRV_MAX_FDS)
+		return -EMFILE;
+	fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, FUSE_DEV_IOC_CLONE, &src)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	srv->fds[srv->nfds] = fd;
+	return srv->nfds++;
+}
+
+int fsrv_bind(struct fsrv *srv, int idx, uint32_t flags, int cpu, int node)
+{
+	struct fuse_dev_bind b = {
+		.flags = flags, .cpu = cpu, .node = node,
+	};
+
+	if (ioctl(srv->fds[idx], FUSE_DEV_IOC_BIND, &b))
+		return -errno;
+	return 0;
+}
+
+int fsrv_start_reader(struct fsrv *srv, int idx, int cpu)
+{
+	struct reader_arg *ra = malloc(sizeof(*ra));
+
+	ra->srv = srv;
+	ra->idx = idx;
+	srv->reader_cpu[idx] = cpu;
+	if (pthread_create(&srv->thr[idx], NULL, reader, ra))
+		return -1;
+	srv->reading[idx] = true;
+	return 0;
+}
+
+void fsrv_start(struct fsrv *srv)
+{
+	int i;
+
+	for (i = 0; i < srv->nfds; i++)
+		if (!srv->reading[i])
+			fsrv_start_reader(srv, i, srv->reader_cpu[i]);
+}
+
+void fsrv_destroy(struct fsrv *srv)
+{
+	int i;
+
+	/* Ends the connection: every reader's read() then fails */
+	fsrv_conn_write(srv, "abort", "1");
+	umount2(srv->mnt, MNT_DETACH);
+	for (i = 0; i < srv->nfds; i++)
+		if (srv->reading[i])
+			pthread_join(srv->thr[i], NULL);
+	for (i = 0; i < srv->nfds; i++)
+		if (srv->fds[i] >= 0)
+			close(srv->fds[i]);
+	free(srv->log);
+	srv->log = NULL;
+}
+
+int fsrv_count_name_prefix(struct fsrv *srv, const char *prefix, int fd_idx)
+{
+	size_t i, len = strlen(prefix);
+	int n = 0;
+
+	pthread_mutex_lock(&srv->lock);
+	for (i = 0; i < srv->nlog; i++)
+		if (srv->log[i].opcode == FUSE_LOOKUP &&
+		    !strncmp(srv->log[i].name, prefix, len) &&
+		    (fd_idx < 0 || srv->log[i].fd_idx == fd_idx))
+			n++;
+	pthread_mutex_unlock(&srv->lock);
+	return n;
+}
+
+int fsrv_find_name(struct fsrv *srv, const char *name, int *fd_idx)
+{
+	size_t i;
+	int n = 0;
+
+	pthread_mutex_lock(&srv->lock);
+	for (i = 0; i < srv->nlog; i++) {
+		if (srv->log[i].opcode == FUSE_LOOKUP &&
+		    !strcmp(srv->log[i].name, name)) {
+			if (fd_idx)
+				*fd_idx = srv->log[i].fd_idx;
+			n++;
+		}
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return n;
+}
+
+int fsrv_conn_file(struct fsrv *srv, const char *file, char *buf, size_t len)
+{
+	char path[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/%s",
+		 srv->conn, file);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	return n;
+}
+
+int fsrv_conn_write(struct fsrv *srv, const char *file, const char *val)
+{
+	char path[128];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/%s",
+		 srv->conn, file);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Wait until at least @n requests of the connection are waiting */
+int fsrv_wait_waiting(struct fsrv *srv, int n, int timeout_ms)
+{
+	char buf[32];
+	int t;
+
+	for (t = 0; t < timeout_ms; t += 5) {
+		if (fsrv_conn_file(srv, "waiting", buf, sizeof(buf)) > 0 &&
+		    atoi(buf) >= n)
+			return 0;
+		usleep(5000);
+	}
+	return -ETIMEDOUT;
+}
+
+int pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		return -errno;
+	return sched_getcpu() == cpu ? 0 : -EAGAIN;
+}
+
+bool cpu_online_(int cpu)
+{
+	char path[96], c = '0';
+	int fd;
+
+	if (cpu == 0)
+		return access("/sys/devices/system/cpu/cpu0", F_OK) == 0;
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	if (read(fd, &c, 1) != 1)
+		c = '0';
+	close(fd);
+	return c == '1';
+}
+
+int nr_cpus_online(void)
+{
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+int cpu_node(int cpu)
+{
+	char path[96];
+	int node;
+
+	for (node = 0; node < 64; node++) {
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%d/node%d", cpu, node);
+		if (access(path, F_OK) == 0)
+			return node;
+	}
+	return 0;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A small raw /dev/fuse server for the FUSE clone-queue selftests: no
+ * libfuse, one reader thread per fd, and a log of which fd read each
+ * request on which CPU.
+ */
+#ifndef FUSE_SRV_H
+#define FUSE_SRV_H
+
+#include <linux/fuse.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define FSRV_MAX_FDS	64
+#define FSRV_BUFSIZE	(FUSE_MIN_READ_BUFFER + 256 * 1024)
+
+struct fsrv_rec {
+	uint32_t opcode;
+	int fd_idx;		/* which of srv->fds read it */
+	int cpu;		/* CPU of the reader when the read returned */
+	uint64_t unique;
+	uint64_t nodeid;
+	char name[56];		/* LOOKUP name */
+};
+
+struct fsrv;
+
+/*
+ * Called by a reader for every request before the default handling;
+ * return true if the hook answered (or chose not to answer) the request.
+ */
+typedef bool (*fsrv_hook_t)(struct fsrv *srv, int fd_idx,
+			    const struct fuse_in_header *in, const void *arg);
+
+struct fsrv {
+	char mnt[128];
+	int nfds;
+	int fds[FSRV_MAX_FDS];
+	int reader_cpu[FSRV_MAX_FDS];	/* -1: do not pin */
+	bool reading[FSRV_MAX_FDS];
+	pthread_t thr[FSRV_MAX_FDS];
+	uint32_t minor;
+	unsigned int conn;		/* fusectl connection number */
+	fsrv_hook_t hook;
+	void *priv;
+
+	pthread_mutex_t lock;		/* protects what follows */
+	struct fsrv_rec *log;
+	size_t nlog, cap;
+	uint64_t forget_nlookup;	/* sum of nlookup in (batch) forgets */
+	uint64_t lookups;		/* successful LOOKUP replies */
+	uint64_t interrupts;
+};
+
+int fsrv_mount(struct fsrv *srv, const char *mnt);
+int fsrv_clone(struct fsrv *srv);
+int fsrv_bind(struct fsrv *srv, int idx, uint32_t flags, int cpu, int node);
+int fsrv_start_reader(struct fsrv *srv, int idx, int cpu);
+void fsrv_start(struct fsrv *srv);
+void fsrv_destroy(struct fsrv *srv);
+int fsrv_reply(int fd, uint64_t unique, int error, const void *data,
+	       size_t len);
+void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
+		 const void *arg);
+
+/* Helpers for tests */
+int fsrv_count_name_prefix(struct fsrv *srv, const char *prefix, int fd_idx);
+int fsrv_find_name(struct fsrv *srv, const char *name, int *fd_idx);
+int fsrv_conn_file(struct fsrv *srv, const char *file, char *buf, size_t len);
+int fsrv_conn_write(struct fsrv *srv, const char *file, const char *val);
+int fsrv_wait_waiting(struct fsrv *srv, int n, int timeout_ms);
+int pin_to_cpu(int cpu);
+int nr_cpus_online(void);
+int cpu_node(int cpu);
+bool cpu_online_(int cpu);
+
+#endif
