@@ -587,8 +587,18 @@ static struct fuse_cq_queue *fuse_cq_get_queue(struct fuse_conn *fc,
 	list_add_tail(&q->entry, &fc->cq.queues);
 found:
 	fuse_cq_fasync_inherit(fc, q, file);
-	/* Pairs with smp_load_acquire() in the read and poll paths */
+	/* Pairs with smp_load_acquire() in fuse_dev_cq() */
 	smp_store_release(&fud->cq, q);
+
+	/*
+	 * An abort that ran before @fud->cq was set did not see this queue:
+	 * take the shared queue's state.  One that runs after sees it.
+	 */
+	spin_lock(&fc->iq.lock);
+	spin_lock_nested(&q->iq.lock, SINGLE_DEPTH_NESTING);
+	q->iq.connected = fc->iq.connected;
+	spin_unlock(&q->iq.lock);
+	spin_unlock(&fc->iq.lock);
 	return q;
 }
 

@@ -122,7 +122,7 @@ int main(int argc, char **argv)
 	printf("\nfuse_demo: %d CPUs, %s clones, %d stat() + %d read() per CPU, %.2f s%s\n",
 	       ncpu, bound ? "BOUND" : "unbound", OPS_PER_CPU,
 	       OPS_PER_CPU / 10, secs, err ? "  (WORKLOAD ERRORS)" : "");
-	printf("%-6s %-8s %-5s %-10s %-9s %-9s %-9s\n", "clone", "binding",
+	printf("%-6s %-8s %-5s %-10s %-9s %8s  %9s\n", "clone", "binding",
 	       "node", "reader-cpu", "requests", "own-cpu", "own-node");
 	for (i = 0; i <= ncpu; i++) {
 		char bind[16] = "-";
