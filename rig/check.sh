@@ -37,7 +37,8 @@ guest_run 1node 1node \
 	"module ours" \
 	"run 600 fuse_bind_test"
 
-# Host-side checks: each patch builds alone, checkpatch --strict is clean
+# Host-side checks: each patch builds alone, checkpatch --strict and
+# sparse are clean
 mkdir -p "$B/runs/host"
 "$TOP/rig/series-check.sh" "$B/kernel-debug" > "$B/runs/host/series.tap" || true
 if "$TOP/rig/checkpatch.sh" > "$B/runs/host/checkpatch.log" 2>&1; then
@@ -47,5 +48,8 @@ else
 	echo "not ok 1 checkpatch --strict on the series and fs/fuse/*" > "$B/runs/host/checkpatch.tap"
 fi
 
+"$TOP/rig/sparse.sh" "$B/kernel-debug" > "$B/runs/host/sparse.tap"
+
 python3 "$TOP/rig/verdict.py" "${runs[@]}" \
-	"tap:host:$B/runs/host/series.tap" "tap:host:$B/runs/host/checkpatch.tap"
+	"tap:host:$B/runs/host/series.tap" "tap:host:$B/runs/host/checkpatch.tap" \
+	"tap:host:$B/runs/host/sparse.tap"

@@ -59,18 +59,14 @@ class Verdict:
             if line.startswith("### DONE"):
                 done = True
                 continue
-            m = re.match(r"### MODULE (\S+) rc=(\d+)", line)
+            m = re.match(r"### (MODULE|RMMOD) (\S+) rc=(\d+)", line)
             if m:
-                module = m.group(1)
-                self.add(f"{tag}/{module}/insmod",
-                         "pass" if m.group(2) == "0" else "fail",
-                         f"rc={m.group(2)}")
-                continue
-            m = re.match(r"### RMMOD (\S+) rc=(\d+)", line)
-            if m:
-                self.add(f"{tag}/{m.group(1)}/rmmod",
-                         "pass" if m.group(2) == "0" else "fail",
-                         f"rc={m.group(2)}")
+                verb, name, rc = m.groups()
+                if verb == "MODULE":
+                    module = name
+                self.add(f"{tag}/{name}/" +
+                         ("insmod" if verb == "MODULE" else "rmmod"),
+                         "pass" if rc == "0" else "fail", f"rc={rc}")
                 continue
             if line.startswith("### KTAP"):
                 section = "ktap"

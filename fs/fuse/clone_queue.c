@@ -258,30 +258,36 @@ static struct fuse_cq_queue *fuse_cq_of(struct fuse_iqueue *fiq)
 	return container_of(fiq, struct fuse_cq_queue, iq);
 }
 
-/*
- * Lock the queue a request from @cpu goes to now, or NULL if that is @except
- * (which the caller holds).  The shared queue is the fallback: while nothing
- * is bound, and in the short window where a picked queue is being unbound.
- */
-static struct fuse_iqueue *
-__fuse_cq_lock_target(struct fuse_conn *fc, int cpu, bool *kick,
-		      struct fuse_cq_queue *except, int subclass)
+/* The bound queue a request from @cpu goes to now; NULL while none is bound */
+static struct fuse_cq_queue *fuse_cq_pick(struct fuse_conn *fc, int cpu,
+					  enum fuse_cq_level *level)
 {
-	struct fuse_cq_map *map;
 	struct fuse_cq_queue *q = NULL;
-	enum fuse_cq_level level;
+	struct fuse_cq_map *map;
 
-	if (rcu_access_pointer(fc->cq.map)) {
-		rcu_read_lock();
-		map = rcu_dereference(fc->cq.map);
-		if (map)
-			q = fuse_cq_map_pick(map, cpu, &level);
-		rcu_read_unlock();
-	}
-	/* Queues live as long as the connection: no RCU needed from here */
-	if (q && q == except && q->routable)
+	if (!rcu_access_pointer(fc->cq.map))
 		return NULL;
-	if (q && q != except) {
+	rcu_read_lock();
+	map = rcu_dereference(fc->cq.map);
+	if (map)
+		q = fuse_cq_map_pick(map, cpu, level);
+	rcu_read_unlock();
+	/* Queues live as long as the connection: no RCU needed from here */
+	return q;
+}
+
+/*
+ * Lock @q if it still takes requests, else the shared queue: the fallback
+ * while nothing is bound (@q NULL), and in the short window where a picked
+ * queue is being unbound.
+ */
+static struct fuse_iqueue *fuse_cq_lock_picked(struct fuse_conn *fc,
+					       struct fuse_cq_queue *q,
+					       enum fuse_cq_level level,
+					       bool *kick, int subclass)
+	__acquires(fiq->lock)
+{
+	if (q) {
 		spin_lock_nested(&q->iq.lock, subclass);
 		if (likely(q->routable && q->iq.connected)) {
 			q->dispatched++;
@@ -310,8 +316,12 @@ __fuse_cq_lock_target(struct fuse_conn *fc, int cpu, bool *kick,
  */
 struct fuse_iqueue *fuse_cq_lock_target(struct fuse_conn *fc, int cpu,
 					bool *kick)
+	__acquires(fiq->lock)
 {
-	return __fuse_cq_lock_target(fc, cpu, kick, NULL, 0);
+	enum fuse_cq_level level = FUSE_CQ_REMOTE;
+
+	return fuse_cq_lock_picked(fc, fuse_cq_pick(fc, cpu, &level), level,
+				   kick, 0);
 }
 
 /**
@@ -372,6 +382,24 @@ void fuse_cq_requeue(struct fuse_conn *fc, struct fuse_req *req,
 }
 
 /*
+ * Where a request from @cpu pending on @q goes now: NULL if it stays on @q,
+ * which is still routable; else the queue to lock (NULL: the shared one).
+ */
+static bool fuse_cq_stays(struct fuse_conn *fc, struct fuse_cq_queue *q,
+			  int cpu, struct fuse_cq_queue **to,
+			  enum fuse_cq_level *level)
+{
+	*level = FUSE_CQ_REMOTE;
+	*to = fuse_cq_pick(fc, cpu, level);
+	if (*to != q)
+		return false;
+	if (q->routable)
+		return true;
+	*to = NULL;	/* @q is going away: the shared queue */
+	return false;
+}
+
+/*
  * Move what is pending on @q to where the current map sends it.  Called
  * with the cq mutex and @q's lock held, after @q left the map or changed
  * place in it.  Interrupts stay: they belong to requests @q's device read.
@@ -381,18 +409,20 @@ static void fuse_cq_drain_locked(struct fuse_conn *fc, struct fuse_cq_queue *q,
 {
 	struct fuse_forget_link *forgets = q->iq.forget_list_head.next;
 	struct fuse_req *req, *next;
+	enum fuse_cq_level level;
+	struct fuse_cq_queue *t;
 	struct fuse_iqueue *to;
 	LIST_HEAD(moving);
 	bool kick = false, k;
 
 	list_splice_init(&q->iq.pending, &moving);
 	list_for_each_entry_safe(req, next, &moving, list) {
-		to = __fuse_cq_lock_target(fc, req->cpu, &k, q,
-					   SINGLE_DEPTH_NESTING);
-		if (!to) {
+		if (fuse_cq_stays(fc, q, req->cpu, &t, &level)) {
 			list_move_tail(&req->list, &q->iq.pending);
 			continue;
 		}
+		to = fuse_cq_lock_picked(fc, t, level, &k,
+					 SINGLE_DEPTH_NESTING);
 		if (to->connected) {
 			list_move_tail(&req->list, &to->pending);
 			fuse_req_set_fiq(req, to);
@@ -406,9 +436,9 @@ static void fuse_cq_drain_locked(struct fuse_conn *fc, struct fuse_cq_queue *q,
 	}
 
 	if (forgets) {
-		to = __fuse_cq_lock_target(fc, raw_smp_processor_id(), &k, q,
-					   SINGLE_DEPTH_NESTING);
-		if (to) {
+		if (!fuse_cq_stays(fc, q, raw_smp_processor_id(), &t, &level)) {
+			to = fuse_cq_lock_picked(fc, t, level, &k,
+						 SINGLE_DEPTH_NESTING);
 			q->iq.forget_list_head.next = NULL;
 			if (to->connected) {
 				to->forget_list_tail->next = forgets;
@@ -535,8 +565,8 @@ static void fuse_cq_fasync_inherit(struct fuse_conn *fc,
 	if (!(file->f_flags & FASYNC))
 		return;
 	rcu_read_lock();
-	for (fa = rcu_dereference(fc->iq.fasync); fa;
-	     fa = rcu_dereference(fa->fa_next)) {
+	for (fa = READ_ONCE(fc->iq.fasync); fa;
+	     fa = READ_ONCE(fa->fa_next)) {
 		if (fa->fa_file == file) {
 			fd = READ_ONCE(fa->fa_fd);
 			break;

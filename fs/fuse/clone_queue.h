@@ -131,7 +131,8 @@ void fuse_cq_conn_init(struct fuse_cq_conn *cq);
 void fuse_cq_conn_free(struct fuse_conn *fc);
 void fuse_cq_dev_release(struct fuse_dev *fud);
 struct fuse_iqueue *fuse_cq_lock_target(struct fuse_conn *fc, int cpu,
-					bool *kick);
+					bool *kick)
+	__acquires(fiq->lock);
 void fuse_cq_requeue(struct fuse_conn *fc, struct fuse_req *req,
 		     struct list_head *to_end);
 void fuse_cq_kick(struct fuse_conn *fc);

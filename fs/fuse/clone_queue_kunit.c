@@ -24,7 +24,8 @@ static int cq_test_init(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, t);
 	t->cursor = alloc_percpu(unsigned int);
-	KUNIT_ASSERT_NOT_NULL(test, t->cursor);
+	if (!t->cursor)
+		return -ENOMEM;
 	test->priv = t;
 	return 0;
 }
