@@ -32,10 +32,12 @@ guest_run 2node 2node \
 	"run 300 fuse_rig_test" \
 	"module ours" \
 	"run 300 fuse_rig_test" \
-	"run 600 fuse_bind_test"
+	"run 600 fuse_bind_test" \
+	"run 600 fuse_paths_test"
 guest_run 1node 1node \
 	"module ours" \
-	"run 600 fuse_bind_test"
+	"run 600 fuse_bind_test" \
+	"run 600 fuse_paths_test"
 
 # Host-side checks: each patch builds alone, checkpatch --strict and
 # sparse are clean

@@ -76,6 +76,9 @@ static void record(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 {
 	struct fsrv_rec *r;
 
+	if (srv->nolog)
+		return;
+
 	pthread_mutex_lock(&srv->lock);
 	if (srv->nlog == srv->cap) {
 		srv->cap = srv->cap ? srv->cap * 2 : 1024;
@@ -120,13 +123,30 @@ void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 		out.entry.nodeid = ino;
 		fill_attr(&out.entry.attr, ino, dir);
 		if (fsrv_reply(fd, in->unique, 0, &out.entry,
-			       sizeof(out.entry)) == 0) {
-			pthread_mutex_lock(&srv->lock);
-			srv->lookups++;
-			pthread_mutex_unlock(&srv->lock);
-		}
+			       sizeof(out.entry)) == 0)
+			__atomic_fetch_add(&srv->lookups, 1, __ATOMIC_RELAXED);
 		break;
 	}
+	case FUSE_CREATE: {
+		const struct fuse_create_in *ci = arg;
+		const char *name = (const char *)(ci + 1);
+		struct {
+			struct fuse_entry_out entry;
+			struct fuse_open_out open;
+		} co = {};
+		uint64_t ino = name_ino(name) & ~1ULL;
+
+		co.entry.nodeid = ino;
+		fill_attr(&co.entry.attr, ino, false);
+		co.open.fh = ino;
+		co.open.open_flags = FOPEN_DIRECT_IO;
+		if (fsrv_reply(fd, in->unique, 0, &co, sizeof(co)) == 0)
+			__atomic_fetch_add(&srv->lookups, 1, __ATOMIC_RELAXED);
+		break;
+	}
+	case FUSE_UNLINK:
+		fsrv_reply(fd, in->unique, 0, NULL, 0);
+		break;
 	case FUSE_GETATTR:
 		fill_attr(&out.attr.attr, in->nodeid, ino_is_dir(in->nodeid));
 		fsrv_reply(fd, in->unique, 0, &out.attr, sizeof(out.attr));
@@ -376,8 +396,12 @@ int fsrv_start_reader(struct fsrv *srv, int idx, int cpu)
 	ra->srv = srv;
 	ra->idx = idx;
 	srv->reader_cpu[idx] = cpu;
-	if (pthread_create(&srv->thr[idx], NULL, reader, ra))
+	if (srv->nthr == (int)(sizeof(srv->thr) / sizeof(srv->thr[0])) ||
+	    pthread_create(&srv->thr[srv->nthr], NULL, reader, ra)) {
+		free(ra);
 		return -1;
+	}
+	srv->nthr++;
 	srv->reading[idx] = true;
 	return 0;
 }
@@ -398,9 +422,8 @@ void fsrv_destroy(struct fsrv *srv)
 	/* Ends the connection: every reader's read() then fails */
 	fsrv_conn_write(srv, "abort", "1");
 	umount2(srv->mnt, MNT_DETACH);
-	for (i = 0; i < srv->nfds; i++)
-		if (srv->reading[i])
-			pthread_join(srv->thr[i], NULL);
+	for (i = 0; i < srv->nthr; i++)
+		pthread_join(srv->thr[i], NULL);
 	for (i = 0; i < srv->nfds; i++)
 		if (srv->fds[i] >= 0)
 			close(srv->fds[i]);

@@ -40,11 +40,13 @@ struct fsrv {
 	int fds[FSRV_MAX_FDS];
 	int reader_cpu[FSRV_MAX_FDS];	/* -1: do not pin */
 	bool reading[FSRV_MAX_FDS];
-	pthread_t thr[FSRV_MAX_FDS];
+	pthread_t thr[4 * FSRV_MAX_FDS];	/* reader threads */
+	int nthr;
 	uint32_t minor;
 	unsigned int conn;		/* fusectl connection number */
 	fsrv_hook_t hook;
 	void *priv;
+	bool nolog;			/* no request log (benchmarks) */
 
 	pthread_mutex_t lock;		/* protects what follows */
 	struct fsrv_rec *log;

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fuse_bench: a raw /dev/fuse server and a load generator in one process.
+ *
+ *   fuse_bench MODE WORKLOAD THREADS OPS
+ *     MODE:     single   one fd, one reader thread per CPU on it
+ *               unbound  one clone per CPU, its reader pinned to the CPU
+ *                        (what libfuse -o clone_fd does today)
+ *               bound    the same, each clone bound to its CPU
+ *     WORKLOAD: getattr  fstat() of an open file (GETATTR, attr timeout 0)
+ *               read     4 KiB pread() of a direct-io file (READ)
+ *               open     open() + close() (OPEN, FLUSH, RELEASE)
+ *               create   creat() + unlink() (LOOKUP, CREATE, FLUSH,
+ *                        RELEASE, UNLINK)
+ *     THREADS:  load threads, pinned to CPUs 0 .. THREADS-1
+ *     OPS:      operations per thread
+ *
+ *   fuse_bench pipe same|cross OPS
+ *     ping-pong over two pipes between two threads on one CPU or on two:
+ *     the floor a FUSE round trip can approach.
+ *
+ * Prints one tab-separated line:
+ *   mode workload threads ops secs ops_per_s p50_us p99_us
+ *   local_cpu_pct local_node_pct ctxsw_per_req ipi_per_req requests
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fuse_srv.h"
+
+#define MAX_TID 65536
+
+static int tid_cpu[MAX_TID];
+static int cpu_node_of[FSRV_MAX_FDS];
+
+struct fd_stat {
+	uint64_t reqs, local_cpu, local_node;
+} __attribute__((aligned(64)));
+
+static struct fd_stat fdstat[FSRV_MAX_FDS];
+
+static bool bench_hook(struct fsrv *srv, int idx,
+		       const struct fuse_in_header *in, const void *arg)
+{
+	int from = tid_cpu[in->pid % MAX_TID] - 1, me = sched_getcpu();
+	struct fd_stat *st = &fdstat[idx];
+
+	st->reqs++;
+	if (from >= 0 && me >= 0 && me < FSRV_MAX_FDS) {
+		st->local_cpu += from == me;
+		st->local_node += cpu_node_of[from] == cpu_node_of[me];
+	}
+	return false;
+}
+
+struct worker {
+	const char *mnt;
+	const char *workload;
+	int cpu;
+	long ops;
+	double *lat;
+	int err;
+	pthread_barrier_t *start;
+	pthread_t thr;
+};
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void *work(void *p)
+{
+	struct worker *w = p;
+	char path[160], buf[4096];
+	struct stat st;
+	int fd = -1;
+	long i;
+
+	w->err = pin_to_cpu(w->cpu);
+	tid_cpu[gettid() % MAX_TID] = w->cpu + 1;
+	snprintf(path, sizeof(path), "%s/b%d", w->mnt, w->cpu);
+	if (!strcmp(w->workload, "getattr") || !strcmp(w->workload, "read")) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			w->err = errno;
+	}
+	pthread_barrier_wait(w->start);
+	for (i = 0; !w->err && i < w->ops; i++) {
+		double t0 = now_us();
+		int r = 0;
+
+		if (!strcmp(w->workload, "getattr")) {
+			r = fstat(fd, &st);
+		} else if (!strcmp(w->workload, "read")) {
+			r = pread(fd, buf, sizeof(buf), 0) == 4096 ? 0 : -1;
+		} else if (!strcmp(w->workload, "open")) {
+			int f = open(path, O_RDONLY);
+
+			r = f < 0 ? -1 : close(f);
+		} else {
+			int f;
+
+			snprintf(path, sizeof(path), "%s/noent-%d-%ld", w->mnt,
+				 w->cpu, i);
+			f = open(path, O_CREAT | O_WRONLY, 0644);
+			r = f < 0 ? -1 : close(f);
+			if (!r)
+				r = unlink(path);
+		}
+		if (r) {
+			w->err = errno ? errno : EIO;
+			break;
+		}
+		w->lat[i] = now_us() - t0;
+	}
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static unsigned long long proc_stat_ctxt(void)
+{
+	char line[256];
+	unsigned long long v = 0;
+	FILE *f = fopen("/proc/stat", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "ctxt %llu", &v) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* Rescheduling and function-call IPIs, summed over CPUs */
+static unsigned long long proc_ipis(void)
+{
+	char line[1024], *p, *end;
+	unsigned long long sum = 0;
+	FILE *f = fopen("/proc/interrupts", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		p = line;
+		while (*p == ' ')
+			p++;
+		if (strncmp(p, "RES:", 4) && strncmp(p, "CAL:", 4))
+			continue;
+		p += 4;
+		for (;;) {
+			unsigned long long v = strtoull(p, &end, 10);
+
+			if (end == p)
+				break;
+			sum += v;
+			p = end;
+		}
+	}
+	if (f)
+		fclose(f);
+	return sum;
+}
+
+static int pipe_bench(const char *how, long ops);
+
+int main(int argc, char **argv)
+{
+	const char *mode, *workload;
+	int ncpu = nr_cpus_online(), nthreads, cpu, i, err = 0;
+	static struct worker w[FSRV_MAX_FDS];
+	static struct fsrv srv;
+	unsigned long long ctx0, ctx1, ipi0, ipi1;
+	uint64_t reqs = 0, lc = 0, ln = 0;
+	pthread_barrier_t start;
+	double t0, secs, *all;
+	long ops, n = 0;
+
+	if (argc == 4 && !strcmp(argv[1], "pipe"))
+		return pipe_bench(argv[2], atol(argv[3]));
+	if (argc != 5) {
+		fprintf(stderr, "usage: %s single|unbound|bound getattr|read|open|create THREADS OPS\n"
+			"       %s pipe same|cross OPS\n", argv[0], argv[0]);
+		return 2;
+	}
+	mode = argv[1];
+	workload = argv[2];
+	nthreads = atoi(argv[3]);
+	ops = atol(argv[4]);
+	if (ncpu > FSRV_MAX_FDS - 1)
+		ncpu = FSRV_MAX_FDS - 1;
+	if (nthreads < 1 || nthreads > ncpu)
+		nthreads = ncpu;
+	for (cpu = 0; cpu < ncpu; cpu++)
+		cpu_node_of[cpu] = cpu_node(cpu);
+
+	if (fsrv_mount(&srv, "/tmp/bench")) {
+		perror("mount");
+		return 1;
+	}
+	srv.nolog = true;
+	srv.hook = bench_hook;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		if (!strcmp(mode, "single"))
+			break;
+		i = fsrv_clone(&srv);
+		if (i < 0 || (!strcmp(mode, "bound") &&
+			      fsrv_bind(&srv, i, FUSE_DEV_BIND_CPU, cpu, -1))) {
+			fprintf(stderr, "clone/bind for CPU %d failed\n", cpu);
+			return 1;
+		}
+		fsrv_start_reader(&srv, i, cpu);
+	}
+	/* single: one fd, as many reader threads as CPUs, not pinned */
+	if (!strcmp(mode, "single"))
+		for (cpu = 0; cpu < ncpu; cpu++)
+			fsrv_start_reader(&srv, 0, -1);
+
+	pthread_barrier_init(&start, NULL, nthreads + 1);
+	all = calloc((size_t)nthreads * ops, sizeof(double));
+	for (i = 0; i < nthreads; i++) {
+		w[i].mnt = srv.mnt;
+		w[i].workload = workload;
+		w[i].cpu = i;
+		w[i].ops = ops;
+		w[i].lat = all + (size_t)i * ops;
+		w[i].start = &start;
+		pthread_create(&w[i].thr, NULL, work, &w[i]);
+	}
+	ctx0 = proc_stat_ctxt();
+	ipi0 = proc_ipis();
+	memset(fdstat, 0, sizeof(fdstat));
+	pthread_barrier_wait(&start);
+	t0 = now_us();
+	for (i = 0; i < nthreads; i++) {
+		pthread_join(w[i].thr, NULL);
+		if (w[i].err)
+			err = w[i].err;
+	}
+	secs = (now_us() - t0) / 1e6;
+	ctx1 = proc_stat_ctxt();
+	ipi1 = proc_ipis();
+	for (i = 0; i < FSRV_MAX_FDS; i++) {
+		reqs += fdstat[i].reqs;
+		lc += fdstat[i].local_cpu;
+		ln += fdstat[i].local_node;
+	}
+	n = (long)nthreads * ops;
+	qsort(all, n, sizeof(double), cmp_double);
+	printf("%s\t%s\t%d\t%ld\t%.3f\t%.0f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%llu\n",
+	       mode, workload, nthreads, ops, secs, n / secs, all[n / 2],
+	       all[(long)(n * 0.99)], reqs ? 100.0 * lc / reqs : 0,
+	       reqs ? 100.0 * ln / reqs : 0,
+	       reqs ? (double)(ctx1 - ctx0) / reqs : 0,
+	       reqs ? (double)(ipi1 - ipi0) / reqs : 0,
+	       (unsigned long long)reqs);
+	if (err)
+		fprintf(stderr, "workload error: %s\n", strerror(err));
+	fsrv_destroy(&srv);
+	free(all);
+	return err ? 1 : 0;
+}
+
+struct pp {
+	int in, out, cpu;
+	long ops;
+};
+
+static void *pong(void *p)
+{
+	struct pp *x = p;
+	char c;
+	long i;
+
+	pin_to_cpu(x->cpu);
+	for (i = 0; i < x->ops; i++)
+		if (read(x->in, &c, 1) != 1 || write(x->out, &c, 1) != 1)
+			break;
+	return NULL;
+}
+
+static int pipe_bench(const char *how, long ops)
+{
+	int a[2], b[2];
+	struct pp x;
+	pthread_t t;
+	double t0, secs;
+	char c = 'x';
+	long i;
+
+	if (pipe(a) || pipe(b))
+		return 1;
+	x.in = a[0];
+	x.out = b[1];
+	x.ops = ops;
+	x.cpu = strcmp(how, "same") ? 1 % nr_cpus_online() : 0;
+	pin_to_cpu(0);
+	pthread_create(&t, NULL, pong, &x);
+	t0 = now_us();
+	for (i = 0; i < ops; i++)
+		if (write(a[1], &c, 1) != 1 || read(b[0], &c, 1) != 1)
+			break;
+	secs = (now_us() - t0) / 1e6;
+	pthread_join(t, NULL);
+	printf("pipe-%s\tping-pong\t1\t%ld\t%.3f\t%.0f\t%.1f\t%.1f\t-\t-\t-\t-\t%ld\n",
+	       how, ops, secs, ops / secs, secs * 1e6 / ops, secs * 1e6 / ops,
+	       ops);
+	return 0;
+}

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The paths where a request could get lost once clones are bound:
+ * interrupts, forgets, FUSE_NOTIFY_RESEND, poll, abort with requests
+ * queued on every clone, and a requester killed while its request waits.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fuse_srv.h"
+#include "kselftest_harness.h"
+
+#ifndef FUSE_UNIQUE_RESEND
+#define FUSE_UNIQUE_RESEND (1ULL << 63)
+#endif
+
+/* Wait up to 5 s for @cond */
+#define WAIT_FOR(cond) ({					\
+	int __t;						\
+	for (__t = 0; __t < 1000 && !(cond); __t++)		\
+		usleep(5000);					\
+	(cond);							\
+})
+
+static int count_op(struct fsrv *srv, uint32_t opcode, int fd_idx)
+{
+	size_t i;
+	int n = 0;
+
+	pthread_mutex_lock(&srv->lock);
+	for (i = 0; i < srv->nlog; i++)
+		if (srv->log[i].opcode == opcode &&
+		    (fd_idx < 0 || srv->log[i].fd_idx == fd_idx))
+			n++;
+	pthread_mutex_unlock(&srv->lock);
+	return n;
+}
+
+/* The "queued" column of device @id in fusectl's clone_queues */
+static int queued_on(struct fsrv *srv, unsigned int id)
+{
+	char buf[4096], *line, *save;
+	unsigned int dev, queued;
+
+	if (fsrv_conn_file(srv, "clone_queues", buf, sizeof(buf)) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "%u %*s %*s %*s %u", &dev, &queued) == 2 &&
+		    dev == id)
+			return queued;
+	return -1;
+}
+
+struct job {
+	const char *mnt;
+	char name[48];
+	int cpu;
+	int err;
+	pid_t tid;
+	pthread_t thr;
+};
+
+static void on_usr1(int sig)
+{
+}
+
+static void *stat_job(void *p)
+{
+	struct job *j = p;
+	char path[128];
+	struct stat st;
+
+	j->tid = gettid();
+	j->err = pin_to_cpu(j->cpu);
+	snprintf(path, sizeof(path), "%s/%s", j->mnt, j->name);
+	if (!j->err)
+		j->err = stat(path, &st) ? errno : 0;
+	return NULL;
+}
+
+static void start_job(struct job *j, const char *mnt, const char *name,
+		      int cpu)
+{
+	j->mnt = mnt;
+	snprintf(j->name, sizeof(j->name), "%s", name);
+	j->cpu = cpu;
+	j->err = -1;
+	j->tid = 0;
+	pthread_create(&j->thr, NULL, stat_job, j);
+}
+
+/* Held LOOKUPs: names starting with "hold" get no answer from the reader */
+struct held {
+	uint64_t unique;
+	int fd_idx;
+	char name[48];
+};
+
+static struct held held[16];
+static int nheld;
+
+static bool hold_hook(struct fsrv *srv, int idx, const struct fuse_in_header *in,
+		      const void *arg)
+{
+	if (in->opcode != FUSE_LOOKUP || strncmp(arg, "hold", 4) ||
+	    (in->unique & FUSE_UNIQUE_RESEND))
+		return false;
+	pthread_mutex_lock(&srv->lock);
+	held[nheld].unique = in->unique;
+	held[nheld].fd_idx = idx;
+	snprintf(held[nheld].name, sizeof(held[nheld].name), "%s",
+		 (const char *)arg);
+	nheld++;
+	pthread_mutex_unlock(&srv->lock);
+	return true;
+}
+
+FIXTURE(paths) {
+	struct fsrv srv;
+	char mnt[64];
+	int a, b;	/* clones bound to CPU 0 and CPU 1 */
+};
+
+FIXTURE_SETUP(paths)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+
+	sigaction(SIGUSR1, &sa, NULL);	/* no SA_RESTART */
+	nheld = 0;
+	snprintf(self->mnt, sizeof(self->mnt), "/tmp/paths-%d", getpid());
+	ASSERT_EQ(0, fsrv_mount(&self->srv, self->mnt));
+	self->srv.hook = hold_hook;
+	self->a = fsrv_clone(&self->srv);
+	self->b = fsrv_clone(&self->srv);
+	ASSERT_EQ(0, fsrv_bind(&self->srv, self->a, FUSE_DEV_BIND_CPU, 0, -1));
+	ASSERT_EQ(0, fsrv_bind(&self->srv, self->b, FUSE_DEV_BIND_CPU, 1, -1));
+}
+
+FIXTURE_TEARDOWN(paths)
+{
+	fsrv_destroy(&self->srv);
+	rmdir(self->mnt);
+}
+
+TEST_F(paths, interrupt_goes_to_the_reading_clone)
+{
+	struct job j;
+
+	fsrv_start(&self->srv);
+	start_job(&j, self->mnt, "hold-intr", 0);
+	ASSERT_TRUE(WAIT_FOR(nheld == 1));
+	EXPECT_EQ(self->a, held[0].fd_idx);
+	ASSERT_TRUE(WAIT_FOR(j.tid != 0));
+	/* A signal to the requester: the kernel sends FUSE_INTERRUPT */
+	ASSERT_EQ(0, pthread_kill(j.thr, SIGUSR1));
+	ASSERT_TRUE(WAIT_FOR(count_op(&self->srv, FUSE_INTERRUPT, -1) >= 1));
+	EXPECT_EQ(count_op(&self->srv, FUSE_INTERRUPT, -1),
+		  count_op(&self->srv, FUSE_INTERRUPT, self->a));
+	/* The daemon answers the interrupted request on its clone */
+	EXPECT_EQ(0, fsrv_reply(self->srv.fds[self->a], held[0].unique,
+				-EINTR, NULL, 0));
+	pthread_join(j.thr, NULL);
+	EXPECT_EQ(EINTR, j.err);
+}
+
+TEST_F(paths, interrupt_eagain_requeues_on_the_same_clone)
+{
+	struct job j;
+	int n;
+
+	fsrv_start(&self->srv);
+	start_job(&j, self->mnt, "hold-again", 1);
+	ASSERT_TRUE(WAIT_FOR(nheld == 1));
+	EXPECT_EQ(self->b, held[0].fd_idx);
+	ASSERT_TRUE(WAIT_FOR(j.tid != 0));
+	ASSERT_EQ(0, pthread_kill(j.thr, SIGUSR1));
+	ASSERT_TRUE(WAIT_FOR(count_op(&self->srv, FUSE_INTERRUPT, -1) >= 1));
+	/* EAGAIN: "not now"; the kernel queues the interrupt again */
+	EXPECT_EQ(0, fsrv_reply(self->srv.fds[self->b],
+				held[0].unique | 1, -EAGAIN, NULL, 0));
+	ASSERT_TRUE(WAIT_FOR(count_op(&self->srv, FUSE_INTERRUPT, -1) >= 2));
+	n = count_op(&self->srv, FUSE_INTERRUPT, -1);
+	EXPECT_EQ(n, count_op(&self->srv, FUSE_INTERRUPT, self->b));
+	EXPECT_EQ(0, fsrv_reply(self->srv.fds[self->b], held[0].unique,
+				-EINTR, NULL, 0));
+	pthread_join(j.thr, NULL);
+	EXPECT_EQ(EINTR, j.err);
+}
+
+TEST_F(paths, resend_reads_each_again_once_on_its_clone)
+{
+	struct fuse_out_header oh = {
+		.len = sizeof(oh), .error = FUSE_NOTIFY_RESEND,
+	};
+	struct job j[2];
+	int i, fd_idx;
+
+	fsrv_start(&self->srv);
+	start_job(&j[0], self->mnt, "hold-rs0", 0);
+	start_job(&j[1], self->mnt, "hold-rs1", 1);
+	ASSERT_TRUE(WAIT_FOR(nheld == 2));
+	ASSERT_EQ((ssize_t)sizeof(oh),
+		  write(self->srv.fds[0], &oh, sizeof(oh)));
+	for (i = 0; i < 2; i++) {
+		pthread_join(j[i].thr, NULL);
+		EXPECT_EQ(0, j[i].err);
+		/* Read twice: held, then resent and answered */
+		EXPECT_EQ(2, fsrv_find_name(&self->srv, j[i].name, &fd_idx));
+		EXPECT_EQ(i ? self->b : self->a, fd_idx);
+	}
+}
+
+TEST_F_TIMEOUT(paths, forgets_return_every_lookup, 180)
+{
+	char path[128];
+	struct stat st;
+	int cpu, i, fd;
+
+	fsrv_start(&self->srv);
+	for (cpu = 0; cpu < 2; cpu++) {
+		ASSERT_EQ(0, pin_to_cpu(cpu));
+		for (i = 0; i < 1000; i++) {
+			snprintf(path, sizeof(path), "%s/f%d-%d", self->mnt,
+				 cpu, i % 700);
+			ASSERT_EQ(0, stat(path, &st));
+		}
+	}
+	TH_LOG("%llu lookups answered; dropping caches",
+	       (unsigned long long)self->srv.lookups);
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(1, write(fd, "2", 1));
+	close(fd);
+	TH_LOG("caches dropped");
+	EXPECT_TRUE(WAIT_FOR(self->srv.forget_nlookup == self->srv.lookups));
+	TH_LOG("%llu lookups, %llu returned by forgets (%d FORGET, %d BATCH_FORGET)",
+	       (unsigned long long)self->srv.lookups,
+	       (unsigned long long)self->srv.forget_nlookup,
+	       count_op(&self->srv, FUSE_FORGET, -1),
+	       count_op(&self->srv, FUSE_BATCH_FORGET, -1));
+	EXPECT_GE(self->srv.lookups, 2000);
+	/* Forgets too went to the bound clones */
+	EXPECT_EQ(0, count_op(&self->srv, FUSE_FORGET, 0) +
+		     count_op(&self->srv, FUSE_BATCH_FORGET, 0));
+}
+
+TEST_F(paths, poll_wakes_only_the_clone_that_has_work)
+{
+	struct pollfd pa = { .fd = self->srv.fds[self->a], .events = POLLIN };
+	struct pollfd pb = { .fd = self->srv.fds[self->b], .events = POLLIN };
+	struct job j;
+
+	start_job(&j, self->mnt, "polled", 0);
+	EXPECT_EQ(1, poll(&pa, 1, 5000));
+	EXPECT_TRUE(pa.revents & POLLIN);
+	EXPECT_EQ(0, poll(&pb, 1, 200));
+	fsrv_start(&self->srv);
+	pthread_join(j.thr, NULL);
+	EXPECT_EQ(0, j.err);
+}
+
+TEST_F(paths, abort_ends_requests_queued_on_every_clone)
+{
+	struct job j[2];
+	int i;
+
+	/* Nobody reads: one request waits on each clone */
+	start_job(&j[0], self->mnt, "ab0", 0);
+	start_job(&j[1], self->mnt, "ab1", 1);
+	ASSERT_TRUE(WAIT_FOR(queued_on(&self->srv, self->a) == 1 &&
+			     queued_on(&self->srv, self->b) == 1));
+	ASSERT_EQ(0, fsrv_conn_write(&self->srv, "abort", "1"));
+	for (i = 0; i < 2; i++) {
+		pthread_join(j[i].thr, NULL);
+		EXPECT_EQ(ECONNABORTED, j[i].err);
+	}
+}
+
+TEST_F(paths, killed_requester_leaves_its_clone_queue)
+{
+	char path[128];
+	struct stat st;
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		pin_to_cpu(0);
+		snprintf(path, sizeof(path), "%s/killed", self->mnt);
+		stat(path, &st);
+		_exit(0);
+	}
+	ASSERT_TRUE(WAIT_FOR(queued_on(&self->srv, self->a) == 1));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status));
+	/* Taken off clone a's queue, under that queue's lock */
+	EXPECT_TRUE(WAIT_FOR(queued_on(&self->srv, self->a) == 0));
+	fsrv_start(&self->srv);
+	EXPECT_EQ(0, fsrv_find_name(&self->srv, "killed", NULL));
+	snprintf(path, sizeof(path), "%s/alive", self->mnt);
+	EXPECT_EQ(0, stat(path, &st));
+}
+
+TEST_HARNESS_MAIN
