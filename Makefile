@@ -4,6 +4,7 @@
 #
 #   make demo      build fuse.ko, boot a 4-CPU 2-node guest, show routing
 #   make check     build everything and run every test in the guest
+#   make bench     stock vs ours benchmark table (build/bench/results.md)
 #   make KDIR=/lib/modules/$(uname -r)/build
 #                  build our fuse.ko for that (6.12.y, CONFIG_FUSE_FS=m) kernel
 #
@@ -43,6 +44,10 @@ demo: deps
 check: deps
 	$(RIG)/check.sh
 
+# Stock vs ours in one guest boot, without debug options; writes build/bench
+bench: deps
+	$(RIG)/bench.sh
+
 work: deps
 	$(RIG)/base.sh
 	$(RIG)/work.sh
@@ -68,4 +73,5 @@ distclean:
 		echo "build/work has commits not in patches/: run make patches first"; exit 1; fi
 	rm -rf build
 
-.PHONY: all module deps demo check work patches checkpatch series-check clean distclean
+
+.PHONY: all module deps demo check bench work patches checkpatch series-check clean distclean

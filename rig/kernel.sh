@@ -17,16 +17,21 @@ mkdir -p "$out"
 make -s -C "$base" O="$out" ARCH=x86_64 tinyconfig >/dev/null
 "$base/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" "$@" >/dev/null
 make -s -C "$base" O="$out" ARCH=x86_64 olddefconfig >/dev/null
-# Every option the fragments ask for must have survived olddefconfig.
+# Every option the fragments ask for (the last fragment that names it
+# wins) must have survived olddefconfig.
 missing=0
+declare -A want=()
 for frag in "$@"; do
 	while IFS= read -r line; do
-		case "$line" in
-		CONFIG_*=n) opt=${line%%=*}
-			if grep -q "^$opt=" "$out/.config"; then log "config: $opt is set"; missing=1; fi ;;
-		CONFIG_*) grep -qx "$line" "$out/.config" || { log "config: $line did not stick"; missing=1; } ;;
-		esac
+		case "$line" in CONFIG_*=*) want[${line%%=*}]=${line#*=} ;; esac
 	done < "$frag"
+done
+for opt in "${!want[@]}"; do
+	if [ "${want[$opt]}" = n ]; then
+		if grep -q "^$opt=" "$out/.config"; then log "config: $opt is set"; missing=1; fi
+	else
+		grep -qx "$opt=${want[$opt]}" "$out/.config" || { log "config: $opt=${want[$opt]} did not stick"; missing=1; }
+	fi
 done
 [ $missing = 0 ] || die "the guest config lost options (see above)"
 make -s -C "$base" O="$out" ARCH=x86_64 -j"$JOBS" bzImage modules

@@ -319,9 +319,9 @@ struct fuse_iqueue *fuse_cq_lock_target(struct fuse_conn *fc, int cpu,
 	__acquires(fiq->lock)
 {
 	enum fuse_cq_level level = FUSE_CQ_REMOTE;
+	struct fuse_cq_queue *q = fuse_cq_pick(fc, cpu, &level);
 
-	return fuse_cq_lock_picked(fc, fuse_cq_pick(fc, cpu, &level), level,
-				   kick, 0);
+	return fuse_cq_lock_picked(fc, q, level, kick, 0);
 }
 
 /**

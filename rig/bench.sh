@@ -1,0 +1,85 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make bench: stock fuse.ko and ours in the same guest boot, unloaded and
+# loaded in turn with alternating order, on a kernel without debug options;
+# then the same workloads on a CONFIG_LOCK_STAT kernel for input-queue lock
+# contention.  Writes build/bench/<topology>/ and prints the table.
+# Environment: BENCH_TOPOS (default "smp=2 nodes=1|2node"), BENCH_REPEATS
+# (3), BENCH_OPS (operations per thread, 2000), BENCH_LOCKSTAT (1).
+. "$(dirname "$0")/lib.sh"
+
+FRAG=$SELFTEST_DIR/config
+"$TOP/rig/base.sh"
+"$TOP/rig/work.sh"
+"$TOP/rig/kernel.sh" bench "$FRAG" "$TOP/rig/bench.config"
+"$TOP/rig/modules.sh" "$B/kernel-bench" "$B/modules-bench" stock ours
+"$TOP/rig/selftests.sh"
+
+reps=${BENCH_REPEATS:-3}
+ops=${BENCH_OPS:-2000}
+IFS='|' read -r -a topos <<< "${BENCH_TOPOS:-smp=2 nodes=1|2node}"
+out=$B/bench
+mkdir -p "$out"
+
+plan() {	# NCPU
+	local ncpu=$1 r m wl t mode order
+	for ((r = 1; r <= reps; r++)); do
+		order="stock ours"
+		[ $((r % 2)) = 0 ] && order="ours stock"
+		for m in $order; do
+			echo "module $m"
+			for wl in getattr read open create; do
+				threads="1 $ncpu"
+				[ $wl = getattr ] && threads=$(seq 1 "$ncpu")
+				for t in $threads; do
+					for mode in single unbound bound; do
+						[ $m = stock ] && [ $mode = bound ] && continue
+						echo "run 300 fuse_bench $mode $wl $t $ops"
+					done
+				done
+			done
+		done
+		echo "run 60 fuse_bench pipe same $((ops * 10))"
+		echo "run 60 fuse_bench pipe cross $((ops * 10))"
+	done
+}
+
+results=()
+for topo in "${topos[@]}"; do
+	name=$(echo "$topo" | tr -c 'a-zA-Z0-9\n' '-' | sed 's/-*$//')
+	case "$topo" in
+	2node|1node) ncpu=4 ;;
+	*) ncpu=$(echo "$topo" | sed -n 's/.*smp=\([0-9]*\).*/\1/p') ;;
+	esac
+	dir=$out/$name
+	mkdir -p "$dir"
+	plan "$ncpu" > "$dir/plan"
+	"$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
+		"$B/modules-bench" "$B/tests"
+	"$TOP/rig/guest.sh" "$B/kernel-bench/arch/x86/boot/bzImage" \
+		"$dir/initramfs.cpio.gz" "$dir" "$topo" 3000
+	results+=("$dir")
+done
+
+if [ "${BENCH_LOCKSTAT:-1}" = 1 ]; then
+	"$TOP/rig/kernel.sh" lockstat "$FRAG" "$TOP/rig/bench.config" "$TOP/rig/lockstat.config"
+	"$TOP/rig/modules.sh" "$B/kernel-lockstat" "$B/modules-lockstat" stock ours
+	dir=$out/lockstat
+	mkdir -p "$dir"
+	for m in stock ours; do
+		echo "module $m"
+		for mode in unbound bound; do
+			[ $m = stock ] && [ $mode = bound ] && continue
+			echo "sh 60 echo 0 > /proc/lock_stat"
+			echo "run 300 fuse_bench $mode getattr 4 $ops"
+			echo "sh 60 echo LOCKSTAT $m $mode; grep -E '&fiq->' /proc/lock_stat"
+		done
+	done > "$dir/plan"
+	"$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
+		"$B/modules-lockstat" "$B/tests"
+	"$TOP/rig/guest.sh" "$B/kernel-lockstat/arch/x86/boot/bzImage" \
+		"$dir/initramfs.cpio.gz" "$dir" 2node 1500
+	results+=("lockstat:$dir")
+fi
+
+python3 "$TOP/rig/bench_report.py" "$out" "${results[@]}"

@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""Medians and ratios of make bench runs, as a table and an SVG plot.
+
+usage: bench_report.py OUTDIR RUNDIR... [lockstat:RUNDIR]
+
+Each RUNDIR's results.log holds "### RUN <module> fuse_bench ..." sections
+with one tab-separated result line each (see fuse_bench.c).  Writes
+OUTDIR/results.md, OUTDIR/results.tsv and OUTDIR/<topology>.svg, and prints
+results.md.
+"""
+import os
+import re
+import statistics
+import sys
+
+FIELDS = ["mode", "workload", "threads", "ops", "secs", "ops_s", "p50", "p99",
+          "local_cpu", "local_node", "ctx_req", "ipi_req", "reqs"]
+
+
+def parse(rundir):
+    rows, module, lockstat = [], None, []
+    path = os.path.join(rundir, "results.log")
+    if not os.path.exists(path):
+        return rows, lockstat
+    cur = None
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\r\n")
+            m = re.match(r"### MODULE (\S+) rc=0", line)
+            if m:
+                module = m.group(1)
+                continue
+            m = re.match(r"LOCKSTAT (\S+) (\S+)", line)
+            if m:
+                cur = {"module": m.group(1), "mode": m.group(2),
+                       "contentions": 0, "acquisitions": 0}
+                lockstat.append(cur)
+                continue
+            if cur is not None and "&fiq->lock" in line and ":" in line:
+                nums = line.split(":", 1)[1].split()
+                if len(nums) >= 8:
+                    cur["contentions"] += int(nums[1])
+                    cur["acquisitions"] += int(nums[7])
+                continue
+            parts = line.split("\t")
+            if len(parts) == len(FIELDS) and module:
+                r = dict(zip(FIELDS, parts))
+                r["module"] = module
+                rows.append(r)
+    return rows, lockstat
+
+
+def med(rows, key):
+    vals = [float(r[key]) for r in rows if r[key] not in ("-", "")]
+    return statistics.median(vals) if vals else None
+
+
+def fmt(v, spec="{:.0f}"):
+    return "-" if v is None else spec.format(v)
+
+
+def ratio(a, b):
+    return "-" if a is None or b in (None, 0) else f"{a / b:.2f}x"
+
+
+def svg_plot(path, title, series):
+    """series: {label: [(threads, ops_s)]}; a plain line chart."""
+    w, h, ml, mb, mt, mr = 640, 400, 70, 40, 30, 170
+    xs = sorted({x for pts in series.values() for x, _ in pts}) or [1]
+    ymax = max([y for pts in series.values() for _, y in pts] or [1]) * 1.1
+    xmin, xmax = min(xs), max(xs) if max(xs) > min(xs) else min(xs) + 1
+    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+              "#8c564b", "#e377c2"]
+
+    def px(x):
+        return ml + (x - xmin) / (xmax - xmin) * (w - ml - mr)
+
+    def py(y):
+        return h - mb - y / ymax * (h - mb - mt)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+           f'font-family="sans-serif" font-size="12">',
+           f'<rect width="{w}" height="{h}" fill="white"/>',
+           f'<text x="{w / 2}" y="18" text-anchor="middle">{title}</text>',
+           f'<line x1="{ml}" y1="{h - mb}" x2="{w - mr}" y2="{h - mb}" stroke="black"/>',
+           f'<line x1="{ml}" y1="{mt}" x2="{ml}" y2="{h - mb}" stroke="black"/>',
+           f'<text x="{(ml + w - mr) / 2}" y="{h - 8}" text-anchor="middle">load threads</text>',
+           f'<text x="14" y="{h / 2}" transform="rotate(-90 14 {h / 2})" text-anchor="middle">ops/s</text>']
+    for x in xs:
+        out.append(f'<text x="{px(x)}" y="{h - mb + 15}" text-anchor="middle">{x}</text>')
+    for i in range(5):
+        y = ymax * i / 4
+        out.append(f'<text x="{ml - 5}" y="{py(y) + 4}" text-anchor="end">{y:.0f}</text>')
+    for i, (label, pts) in enumerate(sorted(series.items())):
+        c = colors[i % len(colors)]
+        pts = sorted(pts)
+        d = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in pts)
+        out.append(f'<polyline points="{d}" fill="none" stroke="{c}" stroke-width="2"/>')
+        for x, y in pts:
+            out.append(f'<circle cx="{px(x):.1f}" cy="{py(y):.1f}" r="3" fill="{c}"/>')
+        ly = mt + 16 * i + 10
+        out.append(f'<line x1="{w - mr + 10}" y1="{ly}" x2="{w - mr + 30}" y2="{ly}" stroke="{c}" stroke-width="2"/>')
+        out.append(f'<text x="{w - mr + 35}" y="{ly + 4}">{label}</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
+def main():
+    outdir = sys.argv[1]
+    md = []
+    tsv = ["topology\tmodule\t" + "\t".join(FIELDS)]
+    for arg in sys.argv[2:]:
+        if arg.startswith("lockstat:"):
+            _, ls = parse(arg.split(":", 1)[1])
+            rows, _ = parse(arg.split(":", 1)[1])
+            md.append("\n### Input-queue lock contention (CONFIG_LOCK_STAT, "
+                      "getattr, 4 threads, 2 nodes)\n")
+            md.append("| module | mode | contentions | acquisitions | "
+                      "contentions per 1000 requests |")
+            md.append("| --- | --- | --- | --- | --- |")
+            for e in ls:
+                reqs = [int(r["reqs"]) for r in rows
+                        if r["module"] == e["module"] and r["mode"] == e["mode"]]
+                n = reqs[0] if reqs else 0
+                md.append(f"| {e['module']} | {e['mode']} | {e['contentions']} | "
+                          f"{e['acquisitions']} | "
+                          f"{1000 * e['contentions'] / n if n else 0:.2f} |")
+            continue
+        topo = os.path.basename(os.path.normpath(arg))
+        rows, _ = parse(arg)
+        for r in rows:
+            tsv.append(topo + "\t" + r["module"] + "\t" +
+                       "\t".join(r[k] for k in FIELDS))
+        groups = {}
+        for r in rows:
+            groups.setdefault((r["module"], r["mode"], r["workload"],
+                               int(r["threads"])), []).append(r)
+
+        def g(module, mode, wl, t, key):
+            return med(groups.get((module, mode, wl, t), []), key)
+
+        md.append(f"\n### {topo}: median ops/s of {max((len(v) for v in groups.values()), default=0)} runs\n")
+        md.append("| workload | threads | stock 1 fd | stock clone_fd | ours 1 fd | "
+                  "ours clone_fd | ours bound | bound / stock clone_fd | "
+                  "ours / stock (1 fd) | ours / stock (clone_fd) | own CPU % "
+                  "stock clone_fd → bound | p99 µs stock clone_fd → bound | "
+                  "IPIs/req stock clone_fd → bound |")
+        md.append("| --- " * 13 + "|")
+        keys = sorted({(k[2], k[3]) for k in groups if k[1] != "ping-pong"
+                       and not k[1].startswith("pipe")})
+        for wl, t in keys:
+            s1 = g("stock", "single", wl, t, "ops_s")
+            su = g("stock", "unbound", wl, t, "ops_s")
+            o1 = g("ours", "single", wl, t, "ops_s")
+            ou = g("ours", "unbound", wl, t, "ops_s")
+            ob = g("ours", "bound", wl, t, "ops_s")
+            md.append(
+                f"| {wl} | {t} | {fmt(s1)} | {fmt(su)} | {fmt(o1)} | {fmt(ou)} | "
+                f"{fmt(ob)} | {ratio(ob, su)} | {ratio(o1, s1)} | {ratio(ou, su)} | "
+                f"{fmt(g('stock', 'unbound', wl, t, 'local_cpu'), '{:.1f}')} → "
+                f"{fmt(g('ours', 'bound', wl, t, 'local_cpu'), '{:.1f}')} | "
+                f"{fmt(g('stock', 'unbound', wl, t, 'p99'), '{:.1f}')} → "
+                f"{fmt(g('ours', 'bound', wl, t, 'p99'), '{:.1f}')} | "
+                f"{fmt(g('stock', 'unbound', wl, t, 'ipi_req'), '{:.2f}')} → "
+                f"{fmt(g('ours', 'bound', wl, t, 'ipi_req'), '{:.2f}')} |")
+        pipes = [(m, med(v, "ops_s"), med(v, "p50")) for (mod, m, wl, t), v
+                 in groups.items() if m.startswith("pipe")]
+        seen = set()
+        for m, ops, p50 in sorted(pipes):
+            if m in seen:
+                continue
+            seen.add(m)
+            md.append(f"\nFloor: {m} ping-pong {fmt(ops)} round trips/s "
+                      f"({fmt(p50, '{:.1f}')} µs each).")
+        series = {}
+        for (module, mode, wl, t), v in groups.items():
+            if wl == "getattr":
+                series.setdefault(f"{module} {mode}", []).append((t, med(v, "ops_s")))
+        svg_plot(os.path.join(outdir, f"{topo}.svg"),
+                 f"getattr ops/s, {topo}", series)
+        md.append(f"\nPlot: `{topo}.svg` (getattr ops/s against load threads).")
+    text = "\n".join(md) + "\n"
+    with open(os.path.join(outdir, "results.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(outdir, "results.tsv"), "w") as f:
+        f.write("\n".join(tsv) + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
