@@ -4,7 +4,8 @@
 # loaded in turn with alternating order, on a kernel without debug options;
 # then the same workloads on a CONFIG_LOCK_STAT kernel for input-queue lock
 # contention.  Writes build/bench/<topology>/ and prints the table.
-# Environment: BENCH_TOPOS (default "smp=2 nodes=1|2node"), BENCH_REPEATS
+# Environment: BENCH_TOPOS (default "smp=2 nodes=1|2node"; "none": only
+# the lock statistics), BENCH_REPEATS
 # (3), BENCH_OPS (operations per thread, 2000), BENCH_LOCKSTAT (1).
 . "$(dirname "$0")/lib.sh"
 
@@ -18,6 +19,7 @@ FRAG=$SELFTEST_DIR/config
 reps=${BENCH_REPEATS:-3}
 ops=${BENCH_OPS:-2000}
 IFS='|' read -r -a topos <<< "${BENCH_TOPOS:-smp=2 nodes=1|2node}"
+[ "${BENCH_TOPOS:-}" = none ] && topos=()
 out=$B/bench
 mkdir -p "$out"
 
@@ -45,7 +47,7 @@ plan() {	# NCPU
 }
 
 results=()
-for topo in "${topos[@]}"; do
+for topo in ${topos[@]+"${topos[@]}"}; do
 	name=$(echo "$topo" | tr -c 'a-zA-Z0-9\n' '-' | sed 's/-*$//')
 	case "$topo" in
 	2node|1node) ncpu=4 ;;

@@ -22,6 +22,8 @@
  * Prints one tab-separated line:
  *   mode workload threads ops secs ops_per_s p50_us p99_us
  *   local_cpu_pct local_node_pct ctxsw_per_req ipi_per_req requests
+ * The local shares count requests whose issuing thread is known from the
+ * pid in their header (RELEASE and FORGET carry none).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -43,7 +45,7 @@ static int tid_cpu[MAX_TID];
 static int cpu_node_of[FSRV_MAX_FDS];
 
 struct fd_stat {
-	uint64_t reqs, local_cpu, local_node;
+	uint64_t reqs, known, local_cpu, local_node;
 } __attribute__((aligned(64)));
 
 static struct fd_stat fdstat[FSRV_MAX_FDS];
@@ -55,7 +57,9 @@ static bool bench_hook(struct fsrv *srv, int idx,
 	struct fd_stat *st = &fdstat[idx];
 
 	st->reqs++;
+	/* Requests sent without a pid (RELEASE, FORGET) have no known origin */
 	if (from >= 0 && me >= 0 && me < FSRV_MAX_FDS) {
+		st->known++;
 		st->local_cpu += from == me;
 		st->local_node += cpu_node_of[from] == cpu_node_of[me];
 	}
@@ -189,7 +193,7 @@ int main(int argc, char **argv)
 	static struct worker w[FSRV_MAX_FDS];
 	static struct fsrv srv;
 	unsigned long long ctx0, ctx1, ipi0, ipi1;
-	uint64_t reqs = 0, lc = 0, ln = 0;
+	uint64_t reqs = 0, known = 0, lc = 0, ln = 0;
 	pthread_barrier_t start;
 	double t0, secs, *all;
 	long ops, n = 0;
@@ -260,6 +264,7 @@ int main(int argc, char **argv)
 	ipi1 = proc_ipis();
 	for (i = 0; i < FSRV_MAX_FDS; i++) {
 		reqs += fdstat[i].reqs;
+		known += fdstat[i].known;
 		lc += fdstat[i].local_cpu;
 		ln += fdstat[i].local_node;
 	}
@@ -267,8 +272,8 @@ int main(int argc, char **argv)
 	qsort(all, n, sizeof(double), cmp_double);
 	printf("%s\t%s\t%d\t%ld\t%.3f\t%.0f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%llu\n",
 	       mode, workload, nthreads, ops, secs, n / secs, all[n / 2],
-	       all[(long)(n * 0.99)], reqs ? 100.0 * lc / reqs : 0,
-	       reqs ? 100.0 * ln / reqs : 0,
+	       all[(long)(n * 0.99)], known ? 100.0 * lc / known : 0,
+	       known ? 100.0 * ln / known : 0,
 	       reqs ? (double)(ctx1 - ctx0) / reqs : 0,
 	       reqs ? (double)(ipi1 - ipi0) / reqs : 0,
 	       (unsigned long long)reqs);

@@ -137,6 +137,8 @@ void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 		uint64_t ino = name_ino(name) & ~1ULL;
 
 		co.entry.nodeid = ino;
+		/* Cache the new entry, so that unlink() finds it */
+		co.entry.entry_valid = 3600;
 		fill_attr(&co.entry.attr, ino, false);
 		co.open.fh = ino;
 		co.open.open_flags = FOPEN_DIRECT_IO;
