@@ -23,7 +23,7 @@ check_kdir() {
 	*) die "$kdir is kernel '${rel:-unknown}', not 6.12.y: this patchset is for Linux 6.12 only" ;;
 	esac
 	if grep -q '^CONFIG_FUSE_FS=y' "$kdir/.config" 2>/dev/null; then
-		die "$kdir has FUSE built in (CONFIG_FUSE_FS=y), so no fuse.ko can replace it: apply the series (make series) to your kernel source instead"
+		die "$kdir has FUSE built in (CONFIG_FUSE_FS=y), so no fuse.ko can replace it: apply patches/ to your kernel source instead (git am patches/*.patch, and copy fs/fuse/clone_queue*.[ch] there)"
 	fi
 	grep -q '^CONFIG_FUSE_FS=m' "$kdir/.config" 2>/dev/null ||
 		die "$kdir has no CONFIG_FUSE_FS=m"
