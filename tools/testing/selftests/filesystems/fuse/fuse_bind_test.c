@@ -98,28 +98,12 @@ static void count_by_fd(struct fsrv *srv, size_t from, int *per_fd)
 	pthread_mutex_unlock(&srv->lock);
 }
 
-/* The "queued" column of device @id in fusectl's clone_queues */
-static int queued_on(struct fsrv *srv, unsigned int id)
-{
-	char buf[4096], *line;
-	unsigned int dev, queued;
-
-	if (fsrv_conn_file(srv, "clone_queues", buf, sizeof(buf)) < 0)
-		return -1;
-	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-		if (sscanf(line, "%u %*s %*s %*s %u", &dev, &queued) == 2 &&
-		    dev == id)
-			return queued;
-	}
-	return -1;
-}
-
 static int wait_queued(struct fsrv *srv, unsigned int id, int n)
 {
 	int t;
 
 	for (t = 0; t < 5000; t += 5) {
-		if (queued_on(srv, id) >= n)
+		if (fsrv_queued_on(srv, id) >= n)
 			return 0;
 		usleep(5000);
 	}
@@ -472,7 +456,7 @@ static void queued_then(struct __test_metadata *_metadata, struct fsrv *srv,
 		burst_async(&bu[i], mnt, prefix, 0, 1);
 	}
 	ASSERT_EQ(0, wait_queued(srv, a, 4));
-	EXPECT_EQ(0, queued_on(srv, b));
+	EXPECT_EQ(0, fsrv_queued_on(srv, b));
 	if (close_it) {
 		close(srv->fds[a]);
 		srv->fds[a] = -1;
@@ -482,7 +466,7 @@ static void queued_then(struct __test_metadata *_metadata, struct fsrv *srv,
 		ASSERT_EQ(0, fsrv_bind(srv, a, FUSE_DEV_BIND_CPU, 1, -1));
 	}
 	/* Moved to clone b, which CPU 0 routes to now */
-	EXPECT_EQ(4, queued_on(srv, b));
+	EXPECT_EQ(4, fsrv_queued_on(srv, b));
 	ASSERT_EQ(0, fsrv_start_reader(srv, b, -1));
 	for (i = 0; i < 4; i++) {
 		pthread_join(bu[i].thr, NULL);
@@ -518,7 +502,7 @@ TEST_F(bind, unbind_all_returns_to_shared_queue)
 	count_by_fd(&self->srv, from, per_fd);
 	/* Both fds serve the shared queue again */
 	EXPECT_GE(per_fd[0] + per_fd[a], 20);
-	EXPECT_EQ(0, queued_on(&self->srv, a));
+	EXPECT_EQ(0, fsrv_queued_on(&self->srv, a));
 }
 
 TEST_F(bind, stats_count_local_requests)

@@ -47,22 +47,6 @@ static int count_op(struct fsrv *srv, uint32_t opcode, int fd_idx)
 	return n;
 }
 
-/* The "queued" column of device @id in fusectl's clone_queues */
-static int queued_on(struct fsrv *srv, unsigned int id)
-{
-	char buf[4096], *line, *save;
-	unsigned int dev, queued;
-
-	if (fsrv_conn_file(srv, "clone_queues", buf, sizeof(buf)) < 0)
-		return -1;
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save))
-		if (sscanf(line, "%u %*s %*s %*s %u", &dev, &queued) == 2 &&
-		    dev == id)
-			return queued;
-	return -1;
-}
-
 struct job {
 	const char *mnt;
 	char name[48];
@@ -279,8 +263,8 @@ TEST_F(paths, abort_ends_requests_queued_on_every_clone)
 	/* Nobody reads: one request waits on each clone */
 	start_job(&j[0], self->mnt, "ab0", 0);
 	start_job(&j[1], self->mnt, "ab1", 1);
-	ASSERT_TRUE(WAIT_FOR(queued_on(&self->srv, self->a) == 1 &&
-			     queued_on(&self->srv, self->b) == 1));
+	ASSERT_TRUE(WAIT_FOR(fsrv_queued_on(&self->srv, self->a) == 1 &&
+			     fsrv_queued_on(&self->srv, self->b) == 1));
 	ASSERT_EQ(0, fsrv_conn_write(&self->srv, "abort", "1"));
 	for (i = 0; i < 2; i++) {
 		pthread_join(j[i].thr, NULL);
@@ -303,12 +287,12 @@ TEST_F(paths, killed_requester_leaves_its_clone_queue)
 		stat(path, &st);
 		_exit(0);
 	}
-	ASSERT_TRUE(WAIT_FOR(queued_on(&self->srv, self->a) == 1));
+	ASSERT_TRUE(WAIT_FOR(fsrv_queued_on(&self->srv, self->a) == 1));
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFSIGNALED(status));
 	/* Taken off clone a's queue, under that queue's lock */
-	EXPECT_TRUE(WAIT_FOR(queued_on(&self->srv, self->a) == 0));
+	EXPECT_TRUE(WAIT_FOR(fsrv_queued_on(&self->srv, self->a) == 0));
 	fsrv_start(&self->srv);
 	EXPECT_EQ(0, fsrv_find_name(&self->srv, "killed", NULL));
 	snprintf(path, sizeof(path), "%s/alive", self->mnt);

@@ -501,6 +501,22 @@ int fsrv_conn_write(struct fsrv *srv, const char *file, const char *val)
 	return ret;
 }
 
+/* The "queued" column of device @id in fusectl's clone_queues, or -1 */
+int fsrv_queued_on(struct fsrv *srv, unsigned int id)
+{
+	char buf[4096], *line, *save;
+	unsigned int dev, queued;
+
+	if (fsrv_conn_file(srv, "clone_queues", buf, sizeof(buf)) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "%u %*s %*s %*s %u", &dev, &queued) == 2 &&
+		    dev == id)
+			return queued;
+	return -1;
+}
+
 /* Wait until at least @n requests of the connection are waiting */
 int fsrv_wait_waiting(struct fsrv *srv, int n, int timeout_ms)
 {

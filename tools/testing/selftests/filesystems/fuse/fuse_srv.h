@@ -73,6 +73,7 @@ int fsrv_find_name(struct fsrv *srv, const char *name, int *fd_idx);
 int fsrv_conn_file(struct fsrv *srv, const char *file, char *buf, size_t len);
 int fsrv_conn_write(struct fsrv *srv, const char *file, const char *val);
 int fsrv_wait_waiting(struct fsrv *srv, int n, int timeout_ms);
+int fsrv_queued_on(struct fsrv *srv, unsigned int id);
 int pin_to_cpu(int cpu);
 int nr_cpus_online(void);
 int cpu_node(int cpu);
