@@ -299,4 +299,68 @@ TEST_F(paths, killed_requester_leaves_its_clone_queue)
 	EXPECT_EQ(0, stat(path, &st));
 }
 
+static int set_online(int cpu, bool on)
+{
+	char path[96];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online",
+		 cpu);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, on ? "1" : "0", 1) != 1)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* Requests from @cpu (pinned) are all read by clone @want */
+static bool routed_to(struct fsrv *srv, int cpu, const char *prefix, int want)
+{
+	char path[256];
+	struct stat st;
+	int i, fd_idx;
+
+	if (pin_to_cpu(cpu))
+		return false;
+	for (i = 0; i < 10; i++) {
+		char name[48];
+
+		snprintf(name, sizeof(name), "%s-%d", prefix, i);
+		snprintf(path, sizeof(path), "%s/%s", srv->mnt, name);
+		if (stat(path, &st) || fsrv_find_name(srv, name, &fd_idx) != 1 ||
+		    fd_idx != want)
+			return false;
+	}
+	return true;
+}
+
+TEST_F(paths, cpu_hotplug_keeps_routing_exact)
+{
+	int ncpu = nr_cpus_online(), last = ncpu - 1, c, cpu;
+
+	if (ncpu < 3)
+		SKIP(return, "needs 3 CPUs");
+	/* Clones a and b are bound to CPUs 0 and 1; one more per CPU above */
+	for (cpu = 2; cpu < ncpu; cpu++) {
+		c = fsrv_clone(&self->srv);
+		ASSERT_EQ(cpu + 1, c);
+		ASSERT_EQ(0, fsrv_bind(&self->srv, c, FUSE_DEV_BIND_CPU, cpu, -1));
+	}
+	fsrv_start(&self->srv);
+	ASSERT_TRUE(routed_to(&self->srv, last, "before", last + 1));
+	if (set_online(last, false))
+		SKIP(return, "no CPU hotplug");
+	/* The bound CPU is gone; the others still get exactly their clone */
+	for (cpu = 0; cpu < last; cpu++) {
+		char prefix[16];
+
+		snprintf(prefix, sizeof(prefix), "off%d", cpu);
+		EXPECT_TRUE(routed_to(&self->srv, cpu, prefix, cpu + 1));
+	}
+	ASSERT_EQ(0, set_online(last, true));
+	EXPECT_TRUE(routed_to(&self->srv, last, "after", last + 1));
+}
+
 TEST_HARNESS_MAIN
