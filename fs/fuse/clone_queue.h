@@ -16,7 +16,6 @@
 struct fuse_conn;
 struct fuse_dev;
 struct fuse_req;
-struct fuse_forget_link;
 struct fuse_dev_bind;
 struct seq_file;
 struct file;
