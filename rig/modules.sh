@@ -38,15 +38,18 @@ build_one() {
 	if [ -n "$uapi" ]; then
 		mkdir -p "$dst/include/uapi/linux"
 		cp "$uapi/linux/fuse.h" "$dst/include/uapi/linux/fuse.h"
-		# Our uapi header must win over the one in the kernel tree.
+		# Our uapi header must win over the one in the kernel tree;
+		# modinfo and the load message name the base of the sources.
 		printf '%s\n' 'NOSTDINC_FLAGS += -I$(src)/include/uapi' \
-			'include $(src)/Makefile' > "$dst/Kbuild"
+			'include $(src)/Makefile' \
+			"ccflags-y += -DFUSE_CQ_BASE='\"$base_rel\"'" > "$dst/Kbuild"
 	fi
 	make -s -C "$kdir" M="$dst" -j"$JOBS" ${KBUILD_EXTRA:-} modules
 	[ -f "$dst/fuse.ko" ] || die "no fuse.ko in $dst"
 }
 
 check_kdir
+base_rel=$(make -s -C "$base" kernelversion)
 mkdir -p "$out"
 for w in $which; do
 	case $w in

@@ -24,6 +24,7 @@
 #include <linux/cpumask.h>
 #include <linux/fs.h>
 #include <linux/log2.h>
+#include <linux/module.h>
 #include <linux/nodemask.h>
 #include <linux/percpu.h>
 #include <linux/sched/signal.h>
@@ -31,6 +32,28 @@
 #include <linux/slab.h>
 #include <linux/topology.h>
 #include <linux/uaccess.h>
+
+/*
+ * Out-of-tree builds pass the kernel release their fs/fuse sources came
+ * from; in a kernel tree the sources are the kernel's own.
+ */
+#ifndef FUSE_CQ_BASE
+#define FUSE_CQ_BASE "in-tree"
+#endif
+
+MODULE_VERSION(FUSE_CQ_VERSION);
+MODULE_INFO(base, FUSE_CQ_BASE);
+
+/**
+ * fuse_cq_announce - say at load that clone queues are available
+ *
+ * Lets an administrator see in the kernel log which fuse module is loaded.
+ */
+void fuse_cq_announce(void)
+{
+	pr_info("per-clone input queues available (version %s, base %s)\n",
+		FUSE_CQ_VERSION, FUSE_CQ_BASE);
+}
 
 /*
  * Unique ids handed out by clone queues: bit 62 set, so that they never

@@ -13,6 +13,9 @@
 #include <linux/rcupdate.h>
 #include <linux/types.h>
 
+/* Version of the clone-queue series, shown by modinfo and at load */
+#define FUSE_CQ_VERSION "1.0"
+
 struct fuse_conn;
 struct fuse_dev;
 struct fuse_req;
@@ -126,6 +129,7 @@ struct fuse_cq_topo {
 	const int *cpu_node;
 };
 
+void fuse_cq_announce(void);
 void fuse_cq_conn_init(struct fuse_cq_conn *cq);
 void fuse_cq_conn_free(struct fuse_conn *fc);
 void fuse_cq_dev_release(struct fuse_dev *fud);
