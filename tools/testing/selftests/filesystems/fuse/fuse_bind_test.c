@@ -110,36 +110,6 @@ static int wait_queued(struct fsrv *srv, unsigned int id, int n)
 	return -ETIMEDOUT;
 }
 
-struct burst {
-	const char *mnt;
-	char prefix[32];
-	int cpu;
-	int n;
-	int err;
-	pthread_t thr;
-};
-
-static void *burst_thread(void *p)
-{
-	struct burst *b = p;
-
-	b->err = pin_to_cpu(b->cpu);
-	if (!b->err)
-		b->err = do_stats(b->mnt, b->prefix, b->n);
-	return NULL;
-}
-
-static void burst_async(struct burst *b, const char *mnt, const char *prefix,
-			int cpu, int n)
-{
-	b->mnt = mnt;
-	snprintf(b->prefix, sizeof(b->prefix), "%s", prefix);
-	b->cpu = cpu;
-	b->n = n;
-	b->err = -1;
-	pthread_create(&b->thr, NULL, burst_thread, b);
-}
-
 /* ------------------------------------------------------------------ */
 
 FIXTURE(route) {
@@ -416,14 +386,14 @@ TEST_F(bind, aborted_connection_is_enotconn)
 
 TEST_F(bind, queued_before_first_bind_are_served)
 {
-	struct burst bu;
+	struct fsrv_job bu;
 	int a, b, n;
 
 	a = fsrv_clone(&self->srv);
 	b = fsrv_clone(&self->srv);
 	ASSERT_GT(b, a);
 	/* Nothing bound, nobody reading: the request waits on the shared queue */
-	burst_async(&bu, self->mnt, "early", 0, 1);
+	fsrv_job_stat(&bu, self->mnt, "early-0", 0);
 	ASSERT_EQ(0, fsrv_wait_waiting(&self->srv, 1, 5000));
 	ASSERT_EQ(0, fsrv_bind(&self->srv, a, FUSE_DEV_BIND_CPU, 0, -1));
 	ASSERT_EQ(0, fsrv_bind(&self->srv, b, FUSE_DEV_BIND_NODE, -1,
@@ -431,8 +401,7 @@ TEST_F(bind, queued_before_first_bind_are_served)
 	/* Only the bound clones read; they must drain the shared queue */
 	ASSERT_EQ(0, fsrv_start_reader(&self->srv, a, -1));
 	ASSERT_EQ(0, fsrv_start_reader(&self->srv, b, -1));
-	pthread_join(bu.thr, NULL);
-	EXPECT_EQ(0, bu.err);
+	EXPECT_EQ(0, fsrv_job_wait(&bu));
 	n = fsrv_find_name(&self->srv, "early-0", NULL);
 	EXPECT_EQ(1, n);
 }
@@ -440,7 +409,7 @@ TEST_F(bind, queued_before_first_bind_are_served)
 static void queued_then(struct __test_metadata *_metadata, struct fsrv *srv,
 			const char *mnt, bool close_it)
 {
-	struct burst bu[4];
+	struct fsrv_job bu[4];
 	int a, b, i, fd_idx = -1;
 	char name[32];
 
@@ -450,10 +419,8 @@ static void queued_then(struct __test_metadata *_metadata, struct fsrv *srv,
 	ASSERT_EQ(0, fsrv_bind(srv, b, FUSE_DEV_BIND_CPU, 1, -1));
 	/* Four requests from CPU 0 wait on clone a: nobody reads yet */
 	for (i = 0; i < 4; i++) {
-		char prefix[16];
-
-		snprintf(prefix, sizeof(prefix), "q%d", i);
-		burst_async(&bu[i], mnt, prefix, 0, 1);
+		snprintf(name, sizeof(name), "q%d-0", i);
+		fsrv_job_stat(&bu[i], mnt, name, 0);
 	}
 	ASSERT_EQ(0, wait_queued(srv, a, 4));
 	EXPECT_EQ(0, fsrv_queued_on(srv, b));
@@ -469,8 +436,7 @@ static void queued_then(struct __test_metadata *_metadata, struct fsrv *srv,
 	EXPECT_EQ(4, fsrv_queued_on(srv, b));
 	ASSERT_EQ(0, fsrv_start_reader(srv, b, -1));
 	for (i = 0; i < 4; i++) {
-		pthread_join(bu[i].thr, NULL);
-		EXPECT_EQ(0, bu[i].err);
+		EXPECT_EQ(0, fsrv_job_wait(&bu[i]));
 		snprintf(name, sizeof(name), "q%d-0", i);
 		EXPECT_EQ(1, fsrv_find_name(srv, name, &fd_idx));
 		EXPECT_EQ(b, fd_idx);

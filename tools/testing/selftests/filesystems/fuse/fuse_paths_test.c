@@ -47,42 +47,8 @@ static int count_op(struct fsrv *srv, uint32_t opcode, int fd_idx)
 	return n;
 }
 
-struct job {
-	const char *mnt;
-	char name[48];
-	int cpu;
-	int err;
-	pid_t tid;
-	pthread_t thr;
-};
-
 static void on_usr1(int sig)
 {
-}
-
-static void *stat_job(void *p)
-{
-	struct job *j = p;
-	char path[128];
-	struct stat st;
-
-	j->tid = gettid();
-	j->err = pin_to_cpu(j->cpu);
-	snprintf(path, sizeof(path), "%s/%s", j->mnt, j->name);
-	if (!j->err)
-		j->err = stat(path, &st) ? errno : 0;
-	return NULL;
-}
-
-static void start_job(struct job *j, const char *mnt, const char *name,
-		      int cpu)
-{
-	j->mnt = mnt;
-	snprintf(j->name, sizeof(j->name), "%s", name);
-	j->cpu = cpu;
-	j->err = -1;
-	j->tid = 0;
-	pthread_create(&j->thr, NULL, stat_job, j);
 }
 
 /* Held LOOKUPs: names starting with "hold" get no answer from the reader */
@@ -140,13 +106,13 @@ FIXTURE_TEARDOWN(paths)
 
 TEST_F(paths, interrupt_goes_to_the_reading_clone)
 {
-	struct job j;
+	struct fsrv_job j;
 
 	fsrv_start(&self->srv);
-	start_job(&j, self->mnt, "hold-intr", 0);
+	fsrv_job_stat(&j, self->mnt, "hold-intr", 0);
 	ASSERT_TRUE(WAIT_FOR(nheld == 1));
 	EXPECT_EQ(self->a, held[0].fd_idx);
-	ASSERT_TRUE(WAIT_FOR(j.tid != 0));
+	ASSERT_TRUE(WAIT_FOR(__atomic_load_n(&j.tid, __ATOMIC_ACQUIRE) != 0));
 	/* A signal to the requester: the kernel sends FUSE_INTERRUPT */
 	ASSERT_EQ(0, pthread_kill(j.thr, SIGUSR1));
 	ASSERT_TRUE(WAIT_FOR(count_op(&self->srv, FUSE_INTERRUPT, -1) >= 1));
@@ -155,20 +121,19 @@ TEST_F(paths, interrupt_goes_to_the_reading_clone)
 	/* The daemon answers the interrupted request on its clone */
 	EXPECT_EQ(0, fsrv_reply(self->srv.fds[self->a], held[0].unique,
 				-EINTR, NULL, 0));
-	pthread_join(j.thr, NULL);
-	EXPECT_EQ(EINTR, j.err);
+	EXPECT_EQ(EINTR, fsrv_job_wait(&j));
 }
 
 TEST_F(paths, interrupt_eagain_requeues_on_the_same_clone)
 {
-	struct job j;
+	struct fsrv_job j;
 	int n;
 
 	fsrv_start(&self->srv);
-	start_job(&j, self->mnt, "hold-again", 1);
+	fsrv_job_stat(&j, self->mnt, "hold-again", 1);
 	ASSERT_TRUE(WAIT_FOR(nheld == 1));
 	EXPECT_EQ(self->b, held[0].fd_idx);
-	ASSERT_TRUE(WAIT_FOR(j.tid != 0));
+	ASSERT_TRUE(WAIT_FOR(__atomic_load_n(&j.tid, __ATOMIC_ACQUIRE) != 0));
 	ASSERT_EQ(0, pthread_kill(j.thr, SIGUSR1));
 	ASSERT_TRUE(WAIT_FOR(count_op(&self->srv, FUSE_INTERRUPT, -1) >= 1));
 	/* EAGAIN: "not now"; the kernel queues the interrupt again */
@@ -179,8 +144,7 @@ TEST_F(paths, interrupt_eagain_requeues_on_the_same_clone)
 	EXPECT_EQ(n, count_op(&self->srv, FUSE_INTERRUPT, self->b));
 	EXPECT_EQ(0, fsrv_reply(self->srv.fds[self->b], held[0].unique,
 				-EINTR, NULL, 0));
-	pthread_join(j.thr, NULL);
-	EXPECT_EQ(EINTR, j.err);
+	EXPECT_EQ(EINTR, fsrv_job_wait(&j));
 }
 
 TEST_F(paths, resend_reads_each_again_once_on_its_clone)
@@ -188,18 +152,17 @@ TEST_F(paths, resend_reads_each_again_once_on_its_clone)
 	struct fuse_out_header oh = {
 		.len = sizeof(oh), .error = FUSE_NOTIFY_RESEND,
 	};
-	struct job j[2];
+	struct fsrv_job j[2];
 	int i, fd_idx;
 
 	fsrv_start(&self->srv);
-	start_job(&j[0], self->mnt, "hold-rs0", 0);
-	start_job(&j[1], self->mnt, "hold-rs1", 1);
+	fsrv_job_stat(&j[0], self->mnt, "hold-rs0", 0);
+	fsrv_job_stat(&j[1], self->mnt, "hold-rs1", 1);
 	ASSERT_TRUE(WAIT_FOR(nheld == 2));
 	ASSERT_EQ((ssize_t)sizeof(oh),
 		  write(self->srv.fds[0], &oh, sizeof(oh)));
 	for (i = 0; i < 2; i++) {
-		pthread_join(j[i].thr, NULL);
-		EXPECT_EQ(0, j[i].err);
+		EXPECT_EQ(0, fsrv_job_wait(&j[i]));
 		/* Read twice: held, then resent and answered */
 		EXPECT_EQ(2, fsrv_find_name(&self->srv, j[i].name, &fd_idx));
 		EXPECT_EQ(i ? self->b : self->a, fd_idx);
@@ -244,31 +207,29 @@ TEST_F(paths, poll_wakes_only_the_clone_that_has_work)
 {
 	struct pollfd pa = { .fd = self->srv.fds[self->a], .events = POLLIN };
 	struct pollfd pb = { .fd = self->srv.fds[self->b], .events = POLLIN };
-	struct job j;
+	struct fsrv_job j;
 
-	start_job(&j, self->mnt, "polled", 0);
+	fsrv_job_stat(&j, self->mnt, "polled", 0);
 	EXPECT_EQ(1, poll(&pa, 1, 5000));
 	EXPECT_TRUE(pa.revents & POLLIN);
 	EXPECT_EQ(0, poll(&pb, 1, 200));
 	fsrv_start(&self->srv);
-	pthread_join(j.thr, NULL);
-	EXPECT_EQ(0, j.err);
+	EXPECT_EQ(0, fsrv_job_wait(&j));
 }
 
 TEST_F(paths, abort_ends_requests_queued_on_every_clone)
 {
-	struct job j[2];
+	struct fsrv_job j[2];
 	int i;
 
 	/* Nobody reads: one request waits on each clone */
-	start_job(&j[0], self->mnt, "ab0", 0);
-	start_job(&j[1], self->mnt, "ab1", 1);
+	fsrv_job_stat(&j[0], self->mnt, "ab0", 0);
+	fsrv_job_stat(&j[1], self->mnt, "ab1", 1);
 	ASSERT_TRUE(WAIT_FOR(fsrv_queued_on(&self->srv, self->a) == 1 &&
 			     fsrv_queued_on(&self->srv, self->b) == 1));
 	ASSERT_EQ(0, fsrv_conn_write(&self->srv, "abort", "1"));
 	for (i = 0; i < 2; i++) {
-		pthread_join(j[i].thr, NULL);
-		EXPECT_EQ(ECONNABORTED, j[i].err);
+		EXPECT_EQ(ECONNABORTED, fsrv_job_wait(&j[i]));
 	}
 }
 

@@ -21,28 +21,6 @@
 #include "fuse_srv.h"
 #include "kselftest_harness.h"
 
-struct stat_job {
-	char path[160];
-	int err;
-	pthread_t thr;
-};
-
-static void *stat_thread(void *p)
-{
-	struct stat_job *j = p;
-	struct stat st;
-
-	j->err = stat(j->path, &st) ? errno : 0;
-	return NULL;
-}
-
-static void stat_async(struct stat_job *j, const char *mnt, const char *name)
-{
-	snprintf(j->path, sizeof(j->path), "%s/%s", mnt, name);
-	j->err = -1;
-	pthread_create(&j->thr, NULL, stat_thread, j);
-}
-
 FIXTURE(rig) {
 	struct fsrv srv;
 	char mnt[64];
@@ -113,13 +91,13 @@ TEST_F(rig, reply_on_wrong_clone_is_enoent)
 	char buf[FSRV_BUFSIZE];
 	struct fuse_in_header *in = (void *)buf;
 	struct fuse_entry_out eo = {};
-	struct stat_job job;
+	struct fsrv_job job;
 	ssize_t n;
 	int b;
 
 	b = fsrv_clone(&self->srv);
 	ASSERT_EQ(1, b);
-	stat_async(&job, self->mnt, "wrongclone");
+	fsrv_job_stat(&job, self->mnt, "wrongclone", -1);
 	/* Read the LOOKUP on the mount fd, answer it on the clone */
 	n = read(self->srv.fds[0], buf, sizeof(buf));
 	ASSERT_GT(n, (ssize_t)sizeof(*in));
@@ -135,8 +113,7 @@ TEST_F(rig, reply_on_wrong_clone_is_enoent)
 				sizeof(eo)));
 	/* stat() goes on with a GETATTR: serve it */
 	fsrv_start(&self->srv);
-	pthread_join(job.thr, NULL);
-	EXPECT_EQ(0, job.err);
+	EXPECT_EQ(0, fsrv_job_wait(&job));
 }
 
 TEST_F(rig, abort_gives_enotconn)
@@ -155,7 +132,7 @@ TEST_F(rig, abort_gives_enotconn)
 
 TEST_F(rig, closing_every_fd_ends_the_connection)
 {
-	struct stat_job job;
+	struct fsrv_job job;
 	char path[128];
 	struct stat st;
 	int i;
@@ -163,14 +140,13 @@ TEST_F(rig, closing_every_fd_ends_the_connection)
 	ASSERT_EQ(1, fsrv_clone(&self->srv));
 	ASSERT_EQ(2, fsrv_clone(&self->srv));
 	/* No reader: the request stays queued until the last fd closes */
-	stat_async(&job, self->mnt, "pending");
+	fsrv_job_stat(&job, self->mnt, "pending", -1);
 	ASSERT_EQ(0, fsrv_wait_waiting(&self->srv, 1, 5000));
 	for (i = 0; i < self->srv.nfds; i++) {
 		close(self->srv.fds[i]);
 		self->srv.fds[i] = -1;
 	}
-	pthread_join(job.thr, NULL);
-	EXPECT_EQ(ECONNABORTED, job.err);
+	EXPECT_EQ(ECONNABORTED, fsrv_job_wait(&job));
 	snprintf(path, sizeof(path), "%s/after", self->mnt);
 	EXPECT_EQ(-1, stat(path, &st));
 	EXPECT_EQ(ENOTCONN, errno);
@@ -179,15 +155,14 @@ TEST_F(rig, closing_every_fd_ends_the_connection)
 TEST_F(rig, poll_reports_pending)
 {
 	struct pollfd pfd = { .fd = self->srv.fds[0], .events = POLLIN };
-	struct stat_job job;
+	struct fsrv_job job;
 
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
-	stat_async(&job, self->mnt, "polled");
+	fsrv_job_stat(&job, self->mnt, "polled", -1);
 	EXPECT_EQ(1, poll(&pfd, 1, 5000));
 	EXPECT_TRUE(pfd.revents & POLLIN);
 	fsrv_start(&self->srv);
-	pthread_join(job.thr, NULL);
-	EXPECT_EQ(0, job.err);
+	EXPECT_EQ(0, fsrv_job_wait(&job));
 }
 
 TEST_F(rig, clone_ioctl_errors)

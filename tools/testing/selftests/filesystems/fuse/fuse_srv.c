@@ -4,9 +4,11 @@
  *
  * The file system: the root directory holds any name you look up; names
  * starting with "noent" do not exist, names starting with "dir" are
- * directories, everything else is a 4 KiB regular file whose bytes are
- * 'a' + offset % 26.  Entry and attribute timeouts are zero, so every
- * stat() reaches the server.  Files are opened with FOPEN_DIRECT_IO.
+ * directories, names starting with "big" are 1 MiB files opened through
+ * the page cache (readahead, writeback), everything else is a 4 KiB
+ * regular file opened with FOPEN_DIRECT_IO.  File bytes are
+ * 'a' + offset % 26; writes are accepted and dropped.  Entry and attribute
+ * timeouts are zero, so every stat() reaches the server.
  */
 #define _GNU_SOURCE
 #include "fuse_srv.h"
@@ -27,6 +29,9 @@
 #include <unistd.h>
 
 #define FILE_SIZE	4096
+#define BIG_SIZE	(1024 * 1024)
+#define INO_DIR		0x1
+#define INO_BIG		0x4
 
 static uint64_t name_ino(const char *name)
 {
@@ -35,6 +40,19 @@ static uint64_t name_ino(const char *name)
 	while (*name)
 		h = (h ^ (unsigned char)*name++) * 1099511628211ULL;
 	return (h & ~0xffULL) | 2 | (h & 0x1);
+}
+
+/* The node id LOOKUP gives @name */
+uint64_t fsrv_ino(const char *name)
+{
+	uint64_t ino = name_ino(name);
+
+	if (!strncmp(name, "dir", 3))
+		return ino | INO_DIR;
+	ino &= ~(uint64_t)INO_DIR;
+	if (!strncmp(name, "big", 3))
+		ino |= INO_BIG;
+	return ino;
 }
 
 int fsrv_reply(int fd, uint64_t unique, int error, const void *data,
@@ -61,14 +79,14 @@ static void fill_attr(struct fuse_attr *a, uint64_t ino, bool dir)
 	a->ino = ino;
 	a->mode = dir ? (S_IFDIR | 0755) : (S_IFREG | 0644);
 	a->nlink = dir ? 2 : 1;
-	a->size = dir ? 0 : FILE_SIZE;
+	a->size = dir ? 0 : (ino & INO_BIG) ? BIG_SIZE : FILE_SIZE;
 	a->blocks = a->size / 512;
 	a->blksize = 4096;
 }
 
 static bool ino_is_dir(uint64_t ino)
 {
-	return ino == FUSE_ROOT_ID || (ino & 0x1);
+	return ino == FUSE_ROOT_ID || (ino & INO_DIR);
 }
 
 static void record(struct fsrv *srv, int idx, const struct fuse_in_header *in,
@@ -113,13 +131,12 @@ void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 	case FUSE_LOOKUP: {
 		const char *name = arg;
 		bool dir = !strncmp(name, "dir", 3);
-		uint64_t ino = name_ino(name);
+		uint64_t ino = fsrv_ino(name);
 
 		if (!strncmp(name, "noent", 5)) {
 			fsrv_reply(fd, in->unique, -ENOENT, NULL, 0);
 			break;
 		}
-		ino = dir ? ino | 1 : ino & ~1ULL;
 		out.entry.nodeid = ino;
 		fill_attr(&out.entry.attr, ino, dir);
 		if (fsrv_reply(fd, in->unique, 0, &out.entry,
@@ -159,7 +176,8 @@ void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 		break;
 	case FUSE_OPEN:
 		out.open.fh = in->nodeid;
-		out.open.open_flags = FOPEN_DIRECT_IO;
+		if (!(in->nodeid & INO_BIG))
+			out.open.open_flags = FOPEN_DIRECT_IO;
 		fsrv_reply(fd, in->unique, 0, &out.open, sizeof(out.open));
 		break;
 	case FUSE_OPENDIR:
@@ -168,15 +186,20 @@ void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 		break;
 	case FUSE_READ: {
 		const struct fuse_read_in *ri = arg;
+		uint64_t size = in->nodeid & INO_BIG ? BIG_SIZE : FILE_SIZE;
 		size_t n = 0, i;
+		char *data;
 
-		if (ri->offset < FILE_SIZE)
-			n = FILE_SIZE - ri->offset;
+		if (ri->offset < size)
+			n = size - ri->offset;
 		if (n > ri->size)
 			n = ri->size;
+		data = n > sizeof(out.data) ? malloc(n) : out.data;
 		for (i = 0; i < n; i++)
-			out.data[i] = 'a' + (ri->offset + i) % 26;
-		fsrv_reply(fd, in->unique, 0, out.data, n);
+			data[i] = 'a' + (ri->offset + i) % 26;
+		fsrv_reply(fd, in->unique, 0, data, n);
+		if (data != out.data)
+			free(data);
 		break;
 	}
 	case FUSE_WRITE: {
@@ -311,7 +334,14 @@ static int mount_conn(const char *mnt, unsigned int *conn)
 
 int fsrv_mount(struct fsrv *srv, const char *mnt)
 {
-	char opts[128], *buf;
+	return fsrv_mount_opts(srv, mnt, NULL);
+}
+
+int fsrv_mount_opts(struct fsrv *srv, const char *mnt,
+		    const struct fsrv_opts *opts)
+{
+	static const struct fsrv_opts defaults = { .max_background = 64 };
+	char mopts[128], *buf;
 	struct fuse_in_header *in;
 	struct fuse_init_in *ii;
 	struct fuse_init_out io = {};
@@ -328,9 +358,11 @@ int fsrv_mount(struct fsrv *srv, const char *mnt)
 	if (srv->fds[0] < 0)
 		return -errno;
 	srv->nfds = 1;
-	snprintf(opts, sizeof(opts),
+	if (!opts)
+		opts = &defaults;
+	snprintf(mopts, sizeof(mopts),
 		 "fd=%d,rootmode=40000,user_id=0,group_id=0", srv->fds[0]);
-	if (mount("fsrv", mnt, "fuse.fsrv", MS_NOSUID | MS_NODEV, opts))
+	if (mount("fsrv", mnt, "fuse.fsrv", MS_NOSUID | MS_NODEV, mopts))
 		return -errno;
 
 	/* Answer INIT here, before any reader runs */
@@ -346,9 +378,10 @@ int fsrv_mount(struct fsrv *srv, const char *mnt)
 	io.minor = ii->minor < FUSE_KERNEL_MINOR_VERSION ?
 		   ii->minor : FUSE_KERNEL_MINOR_VERSION;
 	io.max_readahead = ii->max_readahead;
-	io.flags = ii->flags & (FUSE_ASYNC_READ | FUSE_PARALLEL_DIROPS);
-	io.max_background = 64;
-	io.congestion_threshold = 48;
+	io.flags = ii->flags & (FUSE_ASYNC_READ | FUSE_PARALLEL_DIROPS |
+				opts->init_flags);
+	io.max_background = opts->max_background;
+	io.congestion_threshold = opts->max_background * 3 / 4 ?: 1;
 	io.max_write = 128 * 1024;
 	io.time_gran = 1;
 	srv->minor = io.minor;
@@ -530,6 +563,44 @@ int fsrv_wait_waiting(struct fsrv *srv, int n, int timeout_ms)
 		usleep(5000);
 	}
 	return -ETIMEDOUT;
+}
+
+static void *job_stat(void *p)
+{
+	struct fsrv_job *j = p;
+	struct stat st;
+	int err;
+
+	__atomic_store_n(&j->tid, gettid(), __ATOMIC_RELEASE);
+	err = j->cpu >= 0 ? pin_to_cpu(j->cpu) : 0;
+	if (!err)
+		err = stat(j->path, &st) ? errno : 0;
+	__atomic_store_n(&j->err, err, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+void fsrv_job_stat(struct fsrv_job *j, const char *mnt, const char *name,
+		   int cpu)
+{
+	snprintf(j->path, sizeof(j->path), "%s/%s", mnt, name);
+	j->name = j->path + strlen(mnt) + 1;
+	j->cpu = cpu;
+	j->err = -1;
+	j->tid = 0;
+	if (pthread_create(&j->thr, NULL, job_stat, j))
+		j->err = -2;
+}
+
+bool fsrv_job_done(struct fsrv_job *j)
+{
+	return __atomic_load_n(&j->err, __ATOMIC_ACQUIRE) != -1;
+}
+
+int fsrv_job_wait(struct fsrv_job *j)
+{
+	if (j->err != -2)
+		pthread_join(j->thr, NULL);
+	return j->err;
 }
 
 int pin_to_cpu(int cpu)

@@ -56,12 +56,21 @@ struct fsrv {
 	uint64_t interrupts;
 };
 
+/* What fsrv_mount() answers FUSE_INIT with, beyond its defaults */
+struct fsrv_opts {
+	uint32_t init_flags;		/* e.g. FUSE_WRITEBACK_CACHE */
+	uint16_t max_background;	/* default 64 */
+};
+
 int fsrv_mount(struct fsrv *srv, const char *mnt);
+int fsrv_mount_opts(struct fsrv *srv, const char *mnt,
+		    const struct fsrv_opts *opts);
 int fsrv_clone(struct fsrv *srv);
 int fsrv_bind(struct fsrv *srv, int idx, uint32_t flags, int cpu, int node);
 int fsrv_start_reader(struct fsrv *srv, int idx, int cpu);
 void fsrv_start(struct fsrv *srv);
 void fsrv_destroy(struct fsrv *srv);
+uint64_t fsrv_ino(const char *name);
 int fsrv_reply(int fd, uint64_t unique, int error, const void *data,
 	       size_t len);
 void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
@@ -74,6 +83,21 @@ int fsrv_conn_file(struct fsrv *srv, const char *file, char *buf, size_t len);
 int fsrv_conn_write(struct fsrv *srv, const char *file, const char *val);
 int fsrv_wait_waiting(struct fsrv *srv, int n, int timeout_ms);
 int fsrv_queued_on(struct fsrv *srv, unsigned int id);
+/* stat() of a name in a thread pinned to a CPU (-1: not pinned) */
+struct fsrv_job {
+	char path[160];
+	const char *name;	/* in path, after the mount point */
+	int cpu;
+	int err;		/* -1 while running, then 0 or an errno */
+	pid_t tid;
+	pthread_t thr;
+};
+
+void fsrv_job_stat(struct fsrv_job *j, const char *mnt, const char *name,
+		   int cpu);
+bool fsrv_job_done(struct fsrv_job *j);
+int fsrv_job_wait(struct fsrv_job *j);
+
 int pin_to_cpu(int cpu);
 int nr_cpus_online(void);
 int cpu_node(int cpu);
