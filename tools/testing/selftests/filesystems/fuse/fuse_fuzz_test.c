@@ -263,8 +263,8 @@ static void step_ioctl_other(struct fuzz *z)
 struct client {
 	const char *mnt;
 	int cpu;
-	volatile bool stop;
-	volatile unsigned long ok, failed;
+	bool stop;		/* set by the main thread */
+	unsigned long ok, failed;
 	pthread_t thr;
 };
 
@@ -276,7 +276,7 @@ static void *client(void *p)
 	unsigned long i = 0;
 
 	pin_to_cpu(c->cpu);
-	while (!c->stop) {
+	while (!__atomic_load_n(&c->stop, __ATOMIC_RELAXED)) {
 		snprintf(path, sizeof(path), "%s/fz-%d-%lu", c->mnt, c->cpu,
 			 i++ % 64);
 		if (stat(path, &st))
@@ -337,15 +337,35 @@ TEST_F_TIMEOUT(fuzz, random_device_and_ioctl_sequences, 600)
 
 		z.steps[k]++;
 		switch (k) {
-		case 0: step_open(&z); break;
-		case 1: step_clone(&z); break;
-		case 2: case 3: step_bind(&z); break;
-		case 4: step_get_bind(&z); break;
-		case 5: case 6: step_read(&z); break;
-		case 7: step_write_garbage(&z); break;
-		case 8: step_poll(&z); break;
-		case 9: step_close(&z); break;
-		case 10: step_ioctl_other(&z); break;
+		case 0:
+			step_open(&z);
+			break;
+		case 1:
+			step_clone(&z);
+			break;
+		case 2:
+		case 3:
+			step_bind(&z);
+			break;
+		case 4:
+			step_get_bind(&z);
+			break;
+		case 5:
+		case 6:
+			step_read(&z);
+			break;
+		case 7:
+			step_write_garbage(&z);
+			break;
+		case 8:
+			step_poll(&z);
+			break;
+		case 9:
+			step_close(&z);
+			break;
+		case 10:
+			step_ioctl_other(&z);
+			break;
 		}
 	}
 	TH_LOG("steps: open %lu, clone %lu, bind %lu, get_bind %lu, read %lu, garbage %lu, poll %lu, close %lu, other ioctls %lu",
@@ -367,8 +387,10 @@ TEST_F_TIMEOUT(fuzz, random_device_and_ioctl_sequences, 600)
 		EXPECT_EQ(0, stat(path, &st)) TH_LOG("CPU %d: %s", i,
 						     strerror(errno));
 	}
-	for (i = 0; i < nc; i++)
-		ca[i].stop = cb[i].stop = true;
+	for (i = 0; i < nc; i++) {
+		__atomic_store_n(&ca[i].stop, true, __ATOMIC_RELAXED);
+		__atomic_store_n(&cb[i].stop, true, __ATOMIC_RELAXED);
+	}
 	for (i = 0; i < nc; i++)
 		pthread_join(ca[i].thr, NULL);
 	/* b has no reader left: its waiters go when it is aborted */

@@ -60,6 +60,7 @@ static atomic_uint epoch;
 /* Per name: answers the server wrote, and whether the client saw success */
 static _Atomic unsigned char *answered[MAX_CPUS];
 static unsigned char *client_ok[MAX_CPUS];
+static unsigned char *client_err[MAX_CPUS];	/* errno of a failed lookup */
 
 struct client {
 	int cpu;
@@ -337,8 +338,10 @@ static int do_op(struct client *c, int op)
 	case OP_TRACKED:
 		seq = c->seq++;
 		snprintf(path, sizeof(path), MNT "/t-%d-%u", c->cpu, seq);
-		if (stat(path, &st))
+		if (stat(path, &st)) {
+			client_err[c->cpu][seq] = errno;
 			return errno;
+		}
 		client_ok[c->cpu][seq] = 1;
 		return 0;
 	case OP_GETATTR:
@@ -457,11 +460,21 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "d:r:s:H:n")) != -1) {
 		switch (opt) {
-		case 'd': duration = atoi(optarg); break;
-		case 'r': remount_every = atoi(optarg); break;
-		case 's': seed = strtoul(optarg, NULL, 0); break;
-		case 'H': hang_limit = atoi(optarg); break;
-		case 'n': calm = true; break;
+		case 'd':
+			duration = atoi(optarg);
+			break;
+		case 'r':
+			remount_every = atoi(optarg);
+			break;
+		case 's':
+			seed = strtoul(optarg, NULL, 0);
+			break;
+		case 'H':
+			hang_limit = atoi(optarg);
+			break;
+		case 'n':
+			calm = true;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-d secs] [-r secs] [-s seed] [-H secs]\n",
 				argv[0]);
@@ -479,7 +492,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < ncpu; i++) {
 		answered[i] = calloc(MAX_SEQ, 1);
 		client_ok[i] = calloc(MAX_SEQ, 1);
-		if (!answered[i] || !client_ok[i]) {
+		client_err[i] = calloc(MAX_SEQ, 1);
+		if (!answered[i] || !client_ok[i] || !client_err[i]) {
 			printf("Bail out! no memory\n");
 			return 1;
 		}
@@ -557,8 +571,9 @@ int main(int argc, char **argv)
 
 			if (a > 1)
 				twice++;
-			else if (a && !client_ok[i][q])
-				lost++;
+			else if (a && !client_ok[i][q] && lost++ < 5)
+				printf("# lost: t-%d-%u answered, the client got %s\n",
+				       i, q, strerror(client_err[i][q]));
 			else if (!a && client_ok[i][q])
 				phantom++;
 			tracked_ok += client_ok[i][q];
