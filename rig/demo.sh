@@ -3,7 +3,7 @@
 # make demo: build fuse.ko (stock and ours), boot a 4-CPU, 2-node guest,
 # and run the same workload through one clone per CPU twice: on stock
 # fuse.ko with unbound clones (what libfuse -o clone_fd gets today), and on
-# ours with each clone bound to its CPU.
+# ours with each clone bound to its CPU.  Prints both runs side by side.
 . "$(dirname "$0")/lib.sh"
 
 "$TOP/rig/base.sh"
@@ -13,20 +13,118 @@ KBUILD_EXTRA="CONFIG_FUSE_CLONE_QUEUE_KUNIT_TEST=y" \
 	"$TOP/rig/modules.sh" "$B/kernel-debug" "$B/modules-debug" stock ours
 "$TOP/rig/selftests.sh"
 
-dir=$B/runs/demo
+dir=${DEMO_DIR:-$B/runs/demo}
 mkdir -p "$dir"
-printf '%s\n' "module stock" "run 300 fuse_demo unbound" \
-	"module ours" "run 300 fuse_demo bound" > "$dir/plan"
+printf '%s\n' "module stock" "run 300 fuse_demo unbound data" \
+	"module ours" "run 300 fuse_demo bound data" > "$dir/plan"
 "$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
 	"$B/modules-debug" "$B/tests"
 "$TOP/rig/guest.sh" "$B/kernel-debug/arch/x86/boot/bzImage" \
 	"$dir/initramfs.cpio.gz" "$dir" 2node 900
-
-tr -d '\r' < "$dir/results.log" | awk '
-	/^### MODULE/ { printf "\n=== %s fuse.ko ===\n", $3 }
-	/^### RUN/ { show = 1; next }
-	/^### EXIT/ { show = 0; if ($3 != 0) { bad = 1; print "(exit " $3 ")" } }
-	show { print }
-	END { exit bad }'
 grep -q '^### DONE' "$dir/results.log" || die "the guest did not finish: see $dir/console.log"
+
+# fuse_demo's "@" lines of the two runs, one table
+python3 - "$dir/results.log" <<'EOF'
+import re
+import sys
+
+runs, cur, bad = {}, None, []
+for line in open(sys.argv[1], errors="replace"):
+    line = line.rstrip("\r\n")
+    m = re.match(r"### RUN \S+ fuse_demo", line)
+    if m:
+        cur = {"clones": [], "cq": []}
+        continue
+    m = re.match(r"### EXIT (\d+)", line)
+    if m and cur is not None:
+        if m.group(1) != "0":
+            bad.append("fuse_demo %s exited with %s" %
+                       (cur.get("mode", "?"), m.group(1)))
+        cur = None
+        continue
+    if cur is None or not line.startswith("@"):
+        continue
+    tag, _, rest = line.partition(" ")
+    if tag == "@cq":
+        cur["cq"].append(rest)
+        continue
+    kv = dict(f.split("=", 1) for f in rest.split())
+    if tag == "@run":
+        cur.update(kv)
+        runs[kv["mode"]] = cur
+    elif tag == "@clone":
+        cur["clones"].append({k: float(v) for k, v in kv.items()})
+
+if set(runs) != {"bound", "unbound"}:
+    sys.exit("demo: no results from fuse_demo (see results.log)")
+
+
+def pct(a, b, w):
+    return ("%.1f %%" % (100.0 * a / b) if b else "-").rjust(w)
+
+
+def cells(c):
+    return "%7d  %s  %s" % (c["served"], pct(c["own_cpu"], c["lookups"], 8),
+                            pct(c["own_node"], c["lookups"], 9))
+
+
+def total(run):
+    return {k: sum(c[k] for c in run["clones"])
+            for k in ("served", "lookups", "own_cpu", "own_node")}
+
+
+s, b = runs["unbound"], runs["bound"]
+nodes = len({c["node"] for c in s["clones"] if c["idx"]})
+row = "%-11s  %-28s   %-28s"
+
+
+def line(*cols):
+    print((row % cols).rstrip())
+
+
+print()
+print("The same workload twice: one thread pinned to each of %s CPUs (%d %s)"
+      % (s["cpus"], nodes, "node" if nodes == 1 else "nodes"))
+print("does %s stat() and %s read() on a FUSE mount; the daemon serves it"
+      % (s["ops"], s["reads"]))
+print("through one /dev/fuse clone per CPU, each read by a thread pinned to")
+print("that CPU.")
+print()
+line("", "stock fuse.ko, clone_fd", "ours, clones bound to CPUs")
+line("", "(unbound clones)", "(FUSE_DEV_IOC_BIND)")
+line("clone", "%7s  %8s  %9s" % ("served", "own CPU", "own node"),
+     "%7s  %8s  %9s" % ("served", "own CPU", "own node"))
+for cs, cb in zip(s["clones"], b["clones"]):
+    if cs["idx"] == 0:
+        if not cs["served"] and not cb["served"]:
+            continue
+        name = "mount fd"
+    else:
+        name = "CPU %d (n%d)" % (cs["cpu"], cs["node"])
+    line(name, cells(cs), cells(cb))
+line("all", cells(total(s)), cells(total(b)))
+line("time", ("%s s" % s["secs"]).rjust(9), ("%s s" % b["secs"]).rjust(9))
+print()
+print("served: requests the clone read; own CPU / own node: share of its")
+print("LOOKUPs issued on the CPU / node its reader runs on.  Unbound, a")
+print("request goes to whichever reader wakes first; bound, the kernel queues")
+print("it on the clone bound to the CPU that issued it.")
+ts, tb = total(s), total(b)
+print()
+print("LOOKUPs served on the CPU that issued them: %s with clone_fd, %s bound."
+      % (pct(ts["own_cpu"], ts["lookups"], 0),
+         pct(tb["own_cpu"], tb["lookups"], 0)))
+if b["cq"]:
+    print()
+    print("What the kernel counted (ours, fusectl clone_queues):")
+    for l in b["cq"]:
+        print("  " + l)
+for e in bad:
+    print("demo: " + e, file=sys.stderr)
+for r in (s, b):
+    if r.get("errors", "0") != "0":
+        print("demo: the %s workload saw errors" % r["mode"], file=sys.stderr)
+        bad.append(r)
+sys.exit(1 if bad else 0)
+EOF
 log "guest logs: $dir (kernel: console.log, guest output: results.log)"

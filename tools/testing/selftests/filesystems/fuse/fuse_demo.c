@@ -6,6 +6,8 @@
  *
  *   fuse_demo bound     clones bound to their CPU (FUSE_DEV_IOC_BIND)
  *   fuse_demo unbound   clones not bound: what libfuse -o clone_fd gets
+ *   fuse_demo MODE data the same, printed as "@" lines for a script
+ *                       (rig/demo.sh sets two runs side by side)
  *
  * Each reader thread is pinned to its clone's CPU in both modes, so the
  * "own CPU" column is the share of requests served on the CPU that issued
@@ -60,9 +62,36 @@ static void *work(void *p)
 	return NULL;
 }
 
+/*
+ * One "@run" line, one "@clone" line per clone (idx 0 is the mount fd) and
+ * the connection's clone_queues file as "@cq" lines.
+ */
+static void print_data(struct fsrv *srv, int ncpu, bool bound, double secs,
+		       int err, const long *served, const long *lookups,
+		       const long *own_cpu, const long *own_node, char *stats,
+		       size_t len)
+{
+	char *line, *save = NULL;
+	int i;
+
+	printf("@run mode=%s cpus=%d ops=%d reads=%d secs=%.2f errors=%d\n",
+	       bound ? "bound" : "unbound", ncpu, OPS_PER_CPU, OPS_PER_CPU / 10,
+	       secs, err);
+	for (i = 0; i <= ncpu; i++)
+		printf("@clone idx=%d cpu=%d node=%d served=%ld lookups=%ld own_cpu=%ld own_node=%ld\n",
+		       i, i ? i - 1 : -1, i ? cpu_node(i - 1) : -1, served[i],
+		       lookups[i], own_cpu[i], own_node[i]);
+	if (fsrv_conn_file(srv, "clone_queues", stats, len) <= 0)
+		return;
+	for (line = strtok_r(stats, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		printf("@cq %s\n", line);
+}
+
 int main(int argc, char **argv)
 {
 	bool bound = argc > 1 && !strcmp(argv[1], "bound");
+	bool data = argc > 2 && !strcmp(argv[2], "data");
 	int ncpu = nr_cpus_online(), cpu, i, err = 0;
 	struct worker w[FSRV_MAX_FDS];
 	long served[FSRV_MAX_FDS] = {}, lookups[FSRV_MAX_FDS] = {};
@@ -119,6 +148,11 @@ int main(int argc, char **argv)
 	}
 	pthread_mutex_unlock(&srv.lock);
 
+	if (data) {
+		print_data(&srv, ncpu, bound, secs, err, served, lookups,
+			   own_cpu, own_node, stats, sizeof(stats));
+		goto out;
+	}
 	printf("\nfuse_demo: %d CPUs, %s clones, %d stat() + %d read() per CPU, %.2f s%s\n",
 	       ncpu, bound ? "BOUND" : "unbound", OPS_PER_CPU,
 	       OPS_PER_CPU / 10, secs, err ? "  (WORKLOAD ERRORS)" : "");
@@ -145,6 +179,7 @@ int main(int argc, char **argv)
 	if (fsrv_conn_file(&srv, "clone_queues", stats, sizeof(stats)) > 0)
 		printf("\n/sys/fs/fuse/connections/%u/clone_queues:\n%s",
 		       srv.conn, stats);
+out:
 	fsrv_destroy(&srv);
 	return err ? 1 : 0;
 }
