@@ -47,13 +47,24 @@ def parse(rundir):
             if len(parts) == len(FIELDS) and module:
                 r = dict(zip(FIELDS, parts))
                 r["module"] = module
-                rows.append(r)
+                # Under -icount the guest clock sometimes does not move
+                # during a run: no duration, no measurement
+                if float(r["secs"]) > 0:
+                    rows.append(r)
     return rows, lockstat
 
 
 def med(rows, key):
     vals = [float(r[key]) for r in rows if r[key] not in ("-", "")]
     return statistics.median(vals) if vals else None
+
+
+def spread(rows, key):
+    """Half the range of the runs, in % of their median"""
+    vals = [float(r[key]) for r in rows if r[key] not in ("-", "")]
+    if len(vals) < 2 or not statistics.median(vals):
+        return None
+    return 50 * (max(vals) - min(vals)) / statistics.median(vals)
 
 
 def fmt(v, spec="{:.0f}"):
@@ -146,8 +157,9 @@ def main():
                   "ours clone_fd | ours bound | bound / stock clone_fd | "
                   "ours / stock (1 fd) | ours / stock (clone_fd) | own CPU % "
                   "stock clone_fd → bound | p99 µs stock clone_fd → bound | "
-                  "IPIs/req stock clone_fd → bound |")
-        md.append("| --- " * 13 + "|")
+                  "IPIs/req stock clone_fd → bound | ± % of runs "
+                  "(stock, ours clone_fd) |")
+        md.append("| --- " * 14 + "|")
         keys = sorted({(k[2], k[3]) for k in groups if k[1] != "ping-pong"
                        and not k[1].startswith("pipe")})
         for wl, t in keys:
@@ -164,7 +176,9 @@ def main():
                 f"{fmt(g('stock', 'unbound', wl, t, 'p99'), '{:.1f}')} → "
                 f"{fmt(g('ours', 'bound', wl, t, 'p99'), '{:.1f}')} | "
                 f"{fmt(g('stock', 'unbound', wl, t, 'ipi_req'), '{:.2f}')} → "
-                f"{fmt(g('ours', 'bound', wl, t, 'ipi_req'), '{:.2f}')} |")
+                f"{fmt(g('ours', 'bound', wl, t, 'ipi_req'), '{:.2f}')} | "
+                f"{fmt(spread(groups.get(('stock', 'unbound', wl, t), []), 'ops_s'), '{:.1f}')}, "
+                f"{fmt(spread(groups.get(('ours', 'unbound', wl, t), []), 'ops_s'), '{:.1f}')} |")
         pipes = [(m, med(v, "ops_s"), med(v, "p50")) for (mod, m, wl, t), v
                  in groups.items() if m.startswith("pipe")]
         seen = set()

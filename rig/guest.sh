@@ -37,10 +37,16 @@ esac
 total=$(( ${#numa[@]} / 4 * mem ))
 [ "$topo" = 2node ] || [ "$topo" = 1node ] && total=$((2 * mem))
 
+# GUEST_ICOUNT=1: one host thread runs the vCPUs in turn and the guest
+# clock counts their instructions (1 ns each), so guest timings measure
+# path length, free of host noise; parallelism gains nothing there.
+accel=(-accel tcg,thread=multi)
+[ "${GUEST_ICOUNT:-0}" = 1 ] && accel=(-accel tcg,thread=single -icount shift=0,sleep=off)
+
 log "booting the guest ($topo, timeout ${tmo}s)"
 set +e
 timeout -s KILL "$tmo" qemu-system-x86_64 \
-	-accel tcg,thread=multi -cpu max -m "${total}M" -smp "$smp" \
+	"${accel[@]}" -cpu max -m "${total}M" -smp "$smp" \
 	"${numa[@]}" \
 	-kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 loglevel=7 panic=-1 oops=panic no_hash_pointers hung_task_panic=0 ${GUEST_CMDLINE:-}" \
