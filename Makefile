@@ -5,8 +5,14 @@
 #   make demo      build fuse.ko, boot a 4-CPU 2-node guest, show routing
 #   make check     build everything and run every test in the guest
 #   make bench     stock vs ours benchmark table (build/bench/results.md)
+#   make stress DURATION=3600
+#                  soak: chaos stress test on ours in the debug guest
 #   make KDIR=/lib/modules/$(uname -r)/build
 #                  build our fuse.ko for that (6.12.y, CONFIG_FUSE_FS=m) kernel
+#   make install   build and install it for the running kernel (or KDIR)
+#   make dkms-install
+#                  the same through DKMS, for every installed 6.12.y kernel
+#   make series    the series to mail or to git am (build/series/)
 #
 # Everything is built under build/ (ignored).  The series lives in patches/;
 # build/work is a git work tree of the base with the series applied: edit
@@ -44,6 +50,12 @@ demo: deps
 check: deps
 	$(RIG)/check.sh
 
+# Long soak of the chaos stress test (seconds; make check runs 30 s)
+DURATION ?= 600
+TOPO ?= 2node
+stress: deps
+	$(RIG)/stress.sh "$(DURATION)" "$(TOPO)"
+
 # Stock vs ours in one guest boot, without debug options; writes build/bench
 bench: deps
 	$(RIG)/bench.sh
@@ -65,6 +77,44 @@ series-check: deps
 	$(RIG)/kernel.sh debug tools/testing/selftests/filesystems/fuse/config
 	$(RIG)/series-check.sh build/kernel-debug
 
+# Installing on a real machine (no deps: nothing else is installed for it).
+# make install/uninstall: KDIR (default: the running kernel's build tree),
+# INSTALL_MOD_PATH (a staging root), DRY_RUN=1 (only say what it would do).
+install:
+	KDIR="$(KDIR)" $(RIG)/install.sh install
+
+uninstall:
+	KDIR="$(KDIR)" $(RIG)/install.sh uninstall
+
+# Load the installed fuse.ko in place of the loaded one (no FUSE mounts)
+reload:
+	$(RIG)/install.sh reload
+
+# DKMS: build/dkms/fuse-clone-queues-<version>/, then dkms add/build/install
+dkms-source:
+	$(RIG)/dkms.sh source
+
+dkms-install:
+	$(RIG)/dkms.sh install
+
+# The DKMS build and make install tested without touching the system, and
+# the DKMS-built module in the guest
+dkms-check: deps
+	$(RIG)/dkms-check.sh build/runs/dkms build/runs/host/dkms.tap
+	python3 $(RIG)/verdict.py build/runs/dkms tap:dkms:build/runs/host/dkms.tap
+
+# The upstream-style series with a cover letter, in build/series/
+series:
+	$(RIG)/base.sh
+	$(RIG)/series.sh
+
+# build/series applied with git am to a fresh base, built with FUSE=y (and
+# booted: the routing tests on built-in FUSE) and with FUSE=m
+series-boot: deps
+	$(RIG)/series-boot.sh build/runs/series-builtin build/runs/host/series-builtin.tap
+	python3 $(RIG)/verdict.py build/runs/series-builtin \
+		tap:series-builtin:build/runs/host/series-builtin.tap
+
 clean:
 	rm -rf build/runs build/modules* build/tests build/module
 
@@ -74,4 +124,5 @@ distclean:
 	rm -rf build
 
 
-.PHONY: all module deps demo check bench work patches checkpatch series-check clean distclean
+.PHONY: all module deps demo check stress bench work patches checkpatch series-check clean distclean \
+	install uninstall reload dkms-source dkms-install dkms-check series series-boot
