@@ -49,7 +49,7 @@ MODULE_INFO(base, FUSE_CQ_BASE);
  *
  * Lets an administrator see in the kernel log which fuse module is loaded.
  */
-void fuse_cq_announce(void)
+void __init fuse_cq_announce(void)
 {
 	pr_info("per-clone input queues available (version %s, base %s)\n",
 		FUSE_CQ_VERSION, FUSE_CQ_BASE);

@@ -8,6 +8,7 @@
 #ifndef _FS_FUSE_CLONE_QUEUE_H
 #define _FS_FUSE_CLONE_QUEUE_H
 
+#include <linux/init.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
@@ -129,7 +130,7 @@ struct fuse_cq_topo {
 	const int *cpu_node;
 };
 
-void fuse_cq_announce(void);
+void __init fuse_cq_announce(void);
 void fuse_cq_conn_init(struct fuse_cq_conn *cq);
 void fuse_cq_conn_free(struct fuse_conn *fc);
 void fuse_cq_dev_release(struct fuse_dev *fud);

@@ -393,13 +393,11 @@ int fsrv_mount_opts(struct fsrv *srv, const char *mnt,
 	return mount_conn(mnt, &srv->conn);
 }
 
-int fsrv_clone(struct fsrv *srv)
+int fsrv_clone_at(struct fsrv *srv, int idx)
 {
 	uint32_t src = srv->fds[0];
 	int fd;
 
-	if (srv->nfds >= FSRV_MAX_FDS)
-		return -EMFILE;
 	fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -409,8 +407,18 @@ int fsrv_clone(struct fsrv *srv)
 		close(fd);
 		return err;
 	}
-	srv->fds[srv->nfds] = fd;
-	return srv->nfds++;
+	srv->fds[idx] = fd;
+	return 0;
+}
+
+int fsrv_clone(struct fsrv *srv)
+{
+	int err;
+
+	if (srv->nfds >= FSRV_MAX_FDS)
+		return -EMFILE;
+	err = fsrv_clone_at(srv, srv->nfds);
+	return err ? err : srv->nfds++;
 }
 
 int fsrv_bind(struct fsrv *srv, int idx, uint32_t flags, int cpu, int node)

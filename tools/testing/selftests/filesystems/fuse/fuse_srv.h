@@ -66,6 +66,8 @@ int fsrv_mount(struct fsrv *srv, const char *mnt);
 int fsrv_mount_opts(struct fsrv *srv, const char *mnt,
 		    const struct fsrv_opts *opts);
 int fsrv_clone(struct fsrv *srv);
+/* A clone of the mount fd into srv->fds[idx], replacing nothing: 0 or -errno */
+int fsrv_clone_at(struct fsrv *srv, int idx);
 int fsrv_bind(struct fsrv *srv, int idx, uint32_t flags, int cpu, int node);
 int fsrv_start_reader(struct fsrv *srv, int idx, int cpu);
 void fsrv_start(struct fsrv *srv);

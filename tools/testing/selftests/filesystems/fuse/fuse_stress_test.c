@@ -189,23 +189,6 @@ static void stop_reader(int idx)
 	s->running = false;
 }
 
-static int clone_into(int idx)
-{
-	uint32_t src = srv.fds[0];
-	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (ioctl(fd, FUSE_DEV_IOC_CLONE, &src)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	srv.fds[idx] = fd;
-	return 0;
-}
-
 static void random_bind(int idx, unsigned int *r)
 {
 	int how = rnd(r) % 4, cpu = rnd(r) % ncpu, ret;
@@ -243,7 +226,7 @@ static void mount_generation(unsigned int *r)
 	srv.nolog = true;
 	srv.nfds = NSLOTS;
 	for (i = 1; i < NSLOTS && i <= ncpu + 1; i++) {
-		if (clone_into(i)) {
+		if (fsrv_clone_at(&srv, i)) {
 			printf("# clone failed\n");
 			exit(1);
 		}
@@ -307,7 +290,7 @@ static void *chaos_thread(void *p)
 				close(srv.fds[idx]);
 			srv.fds[idx] = -1;
 			chaos.closes++;
-			if (clone_into(idx) == 0) {
+			if (fsrv_clone_at(&srv, idx) == 0) {
 				if (rnd(&r) % 2)
 					random_bind(idx, &r);
 				start_reader(idx);
