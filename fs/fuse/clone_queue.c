@@ -1,37 +1,50 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * FUSE: per-clone input queues and CPU-aware request routing.
+ * FUSE: per-clone input queues and CPU-aware, work-conserving routing.
  *
- * A /dev/fuse fd bound with FUSE_DEV_IOC_BIND gets an input queue of its
- * own.  While any fd of a connection is bound, requests are routed by the
- * CPU they were issued on: to an fd bound to that CPU, else to one bound to
- * its node (or to a CPU on it), else to any bound fd, taking turns wherever
- * several qualify.  With nothing bound the connection uses its shared
- * queue, fuse_conn.iq, exactly as before.
+ * Every /dev/fuse device has an input queue of its own, used once the
+ * device is bound with FUSE_DEV_IOC_BIND.  While any device of a
+ * connection is bound, requests are routed by the CPU they were issued on:
+ * to a device bound to that CPU, else to one bound to its node (or to a CPU
+ * on it), else to one on the nearest node.  With nothing bound the
+ * connection uses its shared queue, fuse_conn.iq, exactly as before.
+ *
+ * Routing is work-conserving, as the shared queue is: a request whose
+ * device has no idle reader (all of them inside handlers) goes to an idle
+ * bound reader instead, nearest first; a reader about to sleep takes work
+ * from a busy sibling; and work that waits longer than a short delay on a
+ * queue whose reader does not come back is taken by an idle reader.
+ * Devices bound with FUSE_DEV_BIND_STRICT keep exact placement.
  *
  * Locking: fuse_cq_conn.mutex serializes everything that changes bindings
- * or the routing map.  Each queue's iq.lock protects what is queued on it.
- * When requests move from one queue to another the source is locked first;
- * only the map-changing paths (under the mutex) do that, so there is no
- * ABBA between queues.  The map is published under the shared queue's lock,
- * so a sender that found no map and queues on the shared queue is seen by
- * whoever publishes the first map (see fuse_cq_set_binding()).
+ * or the routing map, and every path that holds two input-queue locks at
+ * once (moving requests between queues), so two queue locks are never
+ * taken in opposite orders.  Each queue's iq.lock protects what is queued
+ * on it.  The map is changed with the shared queue's lock held, which
+ * orders it against senders that found no bound device.  Readers that take
+ * work from other queues hold one queue lock at a time.
  */
 
 #include "fuse_i.h"
 
 #include <linux/bits.h>
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/cpumask.h>
 #include <linux/fs.h>
+#include <linux/jiffies.h>
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/nodemask.h>
 #include <linux/percpu.h>
+#include <linux/poll.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/topology.h>
 #include <linux/uaccess.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 
 /*
  * Out-of-tree builds pass the kernel release their fs/fuse sources came
@@ -44,43 +57,423 @@
 MODULE_VERSION(FUSE_CQ_VERSION);
 MODULE_INFO(base, FUSE_CQ_BASE);
 
-/**
- * fuse_cq_announce - say at load that clone queues are available
- *
- * Lets an administrator see in the kernel log which fuse module is loaded.
+/*
+ * How long work may wait on a queue whose readers neither sleep in read()
+ * nor hold a request (a reader that answered and has not come back) before
+ * an idle reader takes it.  A reader that answered is back in read() within
+ * microseconds on real hardware, so this only fires for readers that went
+ * off to do something else, or whose CPU is taken by other work.  Busy
+ * readers need no delay: their work goes to idle readers at once.
  */
-void __init fuse_cq_announce(void)
+#define FUSE_CQ_STEAL_DELAY_MS	10
+
+/* Map nodes that cannot be represented in a span */
+#define FUSE_CQ_NO_NODE		((1U << 14) - 1)
+
+static unsigned long fuse_cq_steal_delay;
+
+/*
+ * Unique ids handed out by device queues: bit 62 set, so that they never
+ * meet the ids of the shared queue's counter (which would need 2^61
+ * requests to reach it); the queue's index in bits 46-61; the queue's own
+ * counter, which steps by FUSE_REQ_ID_STEP under the queue's lock, in
+ * bits 1-45.  Bit 0 (FUSE_INT_REQ_BIT) and bit 63 (FUSE_UNIQUE_RESEND)
+ * stay clear.  Two requests of one connection can only share an id if one
+ * of them is still unanswered after 2^44 later requests of its queue.
+ */
+#define FUSE_CQ_UNIQUE_BIT	BIT_ULL(62)
+#define FUSE_CQ_INDEX_SHIFT	46
+#define FUSE_CQ_CTR_MASK	(BIT_ULL(FUSE_CQ_INDEX_SHIFT) - 1)
+
+/**
+ * fuse_cq_unique - the unique id of a request queued on a device queue
+ * @q: the queue, locked
+ * @ctr: its counter, just stepped
+ *
+ * No preemption or per-CPU state is involved: the counter belongs to the
+ * queue and moves under its lock, and the index keeps queues apart.
+ *
+ * Return: the id.
+ */
+u64 fuse_cq_unique(struct fuse_cq_queue *q, u64 ctr)
 {
-	pr_info("per-clone input queues available (version %s, base %s)\n",
-		FUSE_CQ_VERSION, FUSE_CQ_BASE);
+	lockdep_assert_held(&q->iq.lock);
+	return FUSE_CQ_UNIQUE_BIT | ((u64)q->index << FUSE_CQ_INDEX_SHIFT) |
+	       (ctr & FUSE_CQ_CTR_MASK);
+}
+
+/* Is there something to read on @fiq?  Safe without its lock. */
+static bool fuse_cq_has_work(struct fuse_iqueue *fiq)
+{
+	return !list_empty(&fiq->pending) || !list_empty(&fiq->interrupts) ||
+	       READ_ONCE(fiq->forget_list_head.next);
+}
+
+static bool fuse_cq_iq_ready(struct fuse_iqueue *fiq)
+{
+	return !READ_ONCE(fiq->connected) || fuse_cq_has_work(fiq);
+}
+
+/* A reader of @q sleeps in read(), or its poll loop is about to wait */
+static bool fuse_cq_idle(struct fuse_cq_queue *q)
+{
+	return atomic_read(&q->waiters) || READ_ONCE(q->poll_idle);
 }
 
 /*
- * Unique ids handed out by clone queues: bit 62 set, so that they never
- * meet the ids of the shared queue's counter; the issuing CPU in the bits
- * above the interrupt bit; a per-CPU counter above that.  No lock and no
- * shared cacheline is needed.
+ * Every reader of @q is inside a handler: none waits, and one took a
+ * request it has not answered.  A reader that answered and has not called
+ * read() again yet is on its way back, not busy.
  */
-#define FUSE_CQ_UNIQUE_BIT	BIT_ULL(62)
+static bool fuse_cq_busy(struct fuse_cq_queue *q)
+{
+	return !fuse_cq_idle(q) && READ_ONCE(q->in_handler);
+}
 
-static DEFINE_PER_CPU(u64, fuse_cq_reqctr);
+/* ---- the routing map ---- */
+
+static int fuse_cq_topo_node(const struct fuse_cq_topo *topo,
+			     unsigned int cpu)
+{
+	int nd;
+
+	if (cpu >= topo->nr_cpus)
+		return NUMA_NO_NODE;
+	nd = topo->cpu_node ? topo->cpu_node[cpu] : cpu_to_node(cpu);
+	return nd >= 0 && nd < topo->nr_nodes ? nd : NUMA_NO_NODE;
+}
+
+static int fuse_cq_queue_node(const struct fuse_cq_topo *topo,
+			      const struct fuse_cq_queue *q)
+{
+	if (q->bind_flags & FUSE_DEV_BIND_CPU)
+		return fuse_cq_topo_node(topo, q->cpu);
+	if (q->node >= 0 && q->node < topo->nr_nodes)
+		return q->node;
+	return NUMA_NO_NODE;
+}
+
+static int fuse_cq_distance(const struct fuse_cq_map *map, int a, int b)
+{
+	if (map->distance)
+		return map->distance[a * map->nr_nodes + b];
+	return node_distance(a, b);
+}
 
 /**
- * fuse_cq_unique - a unique id for a request queued on a clone queue
+ * fuse_cq_map_alloc - allocate a routing map
+ * @topo: the CPUs and nodes it is for
+ * @capacity: bound queues it must have room for
+ * @lock: the lock its writers hold (the shared queue's)
+ * @cursor: per-CPU positions among candidates, kept by the caller
  *
- * Must be called with preemption disabled (under a queue lock).
- *
- * Return: the id, even, with bit 62 set and bit 63 (FUSE_UNIQUE_RESEND)
- * clear.
+ * Return: the map, with no queue in it, or NULL.
  */
-u64 fuse_cq_unique(void)
+struct fuse_cq_map *fuse_cq_map_alloc(const struct fuse_cq_topo *topo,
+				      unsigned int capacity, spinlock_t *lock,
+				      unsigned int __percpu *cursor)
 {
-	unsigned int cpu_bits = order_base_2(nr_cpu_ids);
-	u64 n = __this_cpu_inc_return(fuse_cq_reqctr);
+	size_t size, slots, node_start;
+	struct fuse_cq_map *map;
 
-	n &= (1ULL << (61 - cpu_bits)) - 1;
-	return FUSE_CQ_UNIQUE_BIT |
-	       (((n << cpu_bits) | smp_processor_id()) << 1);
+	if (!topo->nr_nodes || topo->nr_nodes >= FUSE_CQ_NO_NODE ||
+	    capacity > FUSE_CQ_MAX_QUEUES)
+		return NULL;
+	slots = struct_size(map, span, topo->nr_cpus);
+	node_start = size_add(slots, size_mul(3 * capacity, sizeof(void *)));
+	size = size_add(node_start, size_mul(topo->nr_nodes + 1, sizeof(u32)));
+	size = size_add(size, size_mul(topo->nr_nodes, sizeof(s16)));
+	map = kvzalloc(size, GFP_KERNEL_ACCOUNT);
+	if (!map)
+		return NULL;
+	seqcount_spinlock_init(&map->seq, lock);
+	map->cursor = cursor;
+	map->distance = topo->distance;
+	map->nr_cpus = topo->nr_cpus;
+	map->nr_nodes = topo->nr_nodes;
+	map->capacity = capacity;
+	map->slots = (void *)map + slots;
+	map->node_start = (void *)map + node_start;
+	map->nearest = (void *)(map->node_start + topo->nr_nodes + 1);
+	return map;
+}
+
+/**
+ * fuse_cq_map_free - free a routing map now
+ * @map: the map, or NULL; its cursor belongs to the caller
+ */
+void fuse_cq_map_free(struct fuse_cq_map *map)
+{
+	kvfree(map);
+}
+
+/*
+ * The node with bound queues nearest to @node (which has none); among
+ * several as near, the first after @node in numbering order, so that
+ * nodes without queues spread over their equally near neighbours.
+ */
+static int fuse_cq_nearest(const struct fuse_cq_map *map, int node)
+{
+	int m, best = -1, bestd = INT_MAX, d;
+	unsigned int k;
+
+	for (k = 1; k < map->nr_nodes; k++) {
+		m = (node + k) % map->nr_nodes;
+		if (map->node_start[m + 1] == map->node_start[m])
+			continue;
+		d = fuse_cq_distance(map, node, m);
+		if (d < bestd) {
+			best = m;
+			bestd = d;
+		}
+	}
+	return best;
+}
+
+/**
+ * fuse_cq_map_fill - compute the candidates of every CPU
+ * @map: the map; its first @map->nr_queues slots hold the bound queues,
+ *	in the order they are to be preferred
+ * @topo: the CPUs and nodes
+ *
+ * For each CPU the candidates are the queues bound to it; if there are
+ * none, the queues bound to its node or to a CPU on its node; if there are
+ * none, those of the nearest node with bound queues (node_distance()).
+ * Each list is a slice of @map->slots, so the map needs at most three
+ * slots per bound queue and one span per CPU, and is rebuilt without
+ * allocating.  Called with @map->seq write-locked, or on a map no sender
+ * can see yet.
+ */
+void fuse_cq_map_fill(struct fuse_cq_map *map, const struct fuse_cq_topo *topo)
+{
+	unsigned int n = map->nr_queues, pos = n, i, cpu, node;
+	struct fuse_cq_queue **slots = map->slots;
+	int nd;
+
+	for (i = 0; i < n; i++)
+		WRITE_ONCE(slots[i]->home, fuse_cq_queue_node(topo, slots[i]));
+
+	/* Per node, the queues bound to it or to a CPU on it */
+	for (node = 0; node < map->nr_nodes; node++) {
+		map->node_start[node] = pos;
+		for (i = 0; i < n; i++)
+			if (slots[i]->home == node)
+				slots[pos++] = slots[i];
+	}
+	map->node_start[map->nr_nodes] = pos;
+	for (node = 0; node < map->nr_nodes; node++)
+		map->nearest[node] = fuse_cq_nearest(map, node);
+
+	/* Per CPU, the queues bound to it: a counting sort by CPU */
+	memset(map->span, 0, map->nr_cpus * sizeof(*map->span));
+	for (i = 0; i < n; i++)
+		if ((slots[i]->bind_flags & FUSE_DEV_BIND_CPU) &&
+		    slots[i]->cpu >= 0 && slots[i]->cpu < map->nr_cpus)
+			map->span[slots[i]->cpu].count++;
+	for (cpu = 0; cpu < map->nr_cpus; cpu++) {
+		map->span[cpu].start = pos;
+		pos += map->span[cpu].count;
+		map->span[cpu].count = 0;
+	}
+	for (i = 0; i < n; i++) {
+		struct fuse_cq_span *s;
+
+		if (!(slots[i]->bind_flags & FUSE_DEV_BIND_CPU) ||
+		    slots[i]->cpu < 0 || slots[i]->cpu >= map->nr_cpus)
+			continue;
+		s = &map->span[slots[i]->cpu];
+		slots[s->start + s->count++] = slots[i];
+	}
+
+	for (cpu = 0; cpu < map->nr_cpus; cpu++) {
+		struct fuse_cq_span *s = &map->span[cpu];
+
+		nd = fuse_cq_topo_node(topo, cpu);
+		s->node = nd >= 0 ? nd : FUSE_CQ_NO_NODE;
+		if (!n)
+			continue;
+		if (s->count) {
+			s->level = FUSE_CQ_LOCAL_CPU;
+			continue;
+		}
+		if (nd >= 0 && map->node_start[nd + 1] == map->node_start[nd])
+			nd = map->nearest[nd];
+		else if (nd >= 0)
+			s->level = FUSE_CQ_LOCAL_NODE;
+		if (nd >= 0) {
+			s->start = map->node_start[nd];
+			s->count = map->node_start[nd + 1] - map->node_start[nd];
+		} else {
+			s->start = 0;
+			s->count = n;
+		}
+		if (s->level != FUSE_CQ_LOCAL_NODE)
+			s->level = FUSE_CQ_REMOTE;
+	}
+}
+
+/*
+ * A non-strict bound queue other than @except whose reader is free: an
+ * idle one on @node; else, if @back, one on @node whose reader is on its
+ * way back to read(); else an idle one on the nearest node, or (@back) one
+ * on its way back there.  Safe without the map's sequence count (used
+ * from the timer): a torn view only makes a worse choice.
+ */
+static struct fuse_cq_queue *fuse_cq_find_idle(struct fuse_cq_map *map,
+					       int node,
+					       struct fuse_cq_queue *except,
+					       bool back)
+{
+	unsigned int i, n = min(READ_ONCE(map->nr_queues), map->capacity);
+	struct fuse_cq_queue *c, *best = NULL;
+	long d, bestd = LONG_MAX;
+	int home;
+
+	for (i = 0; i < n; i++) {
+		c = READ_ONCE(map->slots[i]);
+		if (!c || c == except || READ_ONCE(c->strict))
+			continue;
+		if (fuse_cq_idle(c))
+			d = 0;
+		else if (back && !fuse_cq_busy(c))
+			d = 1;
+		else
+			continue;
+		home = READ_ONCE(c->home);
+		if (home == node && !d)
+			return c;
+		/* Same node first, then by distance; idle before back */
+		if (home != node)
+			d += 2 + 2L * (node >= 0 && node < map->nr_nodes &&
+				       home >= 0 && home < map->nr_nodes ?
+				       fuse_cq_distance(map, node, home) : 255);
+		if (d < bestd) {
+			best = c;
+			bestd = d;
+		}
+	}
+	return best;
+}
+
+/**
+ * fuse_cq_map_choose - the queue a request from @cpu goes to
+ * @map: the routing map, read under its sequence count
+ * @cpu: the CPU the request was issued on
+ * @ch: gets what was decided
+ *
+ * Among the CPU's candidates, the one this CPU used last, while it is not
+ * busy (a reader that just answered is about to read again, with a warm
+ * cache); else one with an idle reader, else one that is not busy; if all
+ * are busy, a free bound reader elsewhere: on the CPU's node first (idle,
+ * else on its way back), then on the nearest node; if every reader is
+ * busy, the routed queue, where the first reader to be free takes it.
+ * Strict candidates take turns and never give work away.
+ *
+ * Return: the queue, or NULL while nothing is bound.
+ */
+struct fuse_cq_queue *fuse_cq_map_choose(struct fuse_cq_map *map,
+					 unsigned int cpu,
+					 struct fuse_cq_choice *ch)
+{
+	struct fuse_cq_queue **cand, *q, *c;
+	struct fuse_cq_span s;
+	unsigned int i = 0, j, k;
+
+	ch->routed = NULL;
+	ch->busy = false;
+	ch->spilled = false;
+	if (unlikely(cpu >= map->nr_cpus))
+		cpu = 0;
+	s = map->span[cpu];
+	if (!s.count)
+		return NULL;
+	cand = &map->slots[s.start];
+	if (s.count > 1) {
+		i = this_cpu_read(*map->cursor);
+		if (i >= s.count)
+			i = 0;
+	}
+	q = cand[i];
+	ch->routed = q;
+	if (READ_ONCE(q->strict)) {
+		if (s.count > 1)
+			this_cpu_write(*map->cursor, i + 1 < s.count ? i + 1 : 0);
+		return q;
+	}
+	if (!fuse_cq_busy(q))
+		return q;
+
+	for (k = 1; k < s.count; k++) {
+		j = i + k < s.count ? i + k : i + k - s.count;
+		c = cand[j];
+		if (!READ_ONCE(c->strict) && fuse_cq_idle(c)) {
+			this_cpu_write(*map->cursor, j);
+			return c;
+		}
+	}
+	for (k = 1; k < s.count; k++) {
+		j = i + k < s.count ? i + k : i + k - s.count;
+		c = cand[j];
+		if (!READ_ONCE(c->strict) && !fuse_cq_busy(c)) {
+			this_cpu_write(*map->cursor, j);
+			return c;
+		}
+	}
+	c = fuse_cq_find_idle(map, s.node == FUSE_CQ_NO_NODE ?
+			      NUMA_NO_NODE : s.node, q, true);
+	if (c) {
+		ch->spilled = true;
+		return c;
+	}
+	ch->busy = true;
+	return q;
+}
+
+/**
+ * fuse_cq_map_has - is @q among the candidates of @cpu?
+ * @map: the map
+ * @cpu: the CPU
+ * @q: the queue
+ *
+ * Return: true if requests from @cpu may stay on @q.
+ */
+bool fuse_cq_map_has(struct fuse_cq_map *map, unsigned int cpu,
+		     struct fuse_cq_queue *q)
+{
+	struct fuse_cq_span s;
+	unsigned int i;
+
+	if (cpu >= map->nr_cpus)
+		cpu = 0;
+	s = map->span[cpu];
+	for (i = 0; i < s.count; i++)
+		if (map->slots[s.start + i] == q)
+			return true;
+	return false;
+}
+
+/* ---- queues and their connection ---- */
+
+static void fuse_cq_timer_fn(struct timer_list *t);
+
+/**
+ * fuse_cq_queue_init - initialize a device queue
+ * @q: the queue, zeroed
+ * @fc: its connection (NULL in KUnit tests)
+ * @index: its number in the connection
+ */
+void fuse_cq_queue_init(struct fuse_cq_queue *q, struct fuse_conn *fc,
+			unsigned int index)
+{
+	fuse_iqueue_init(&q->iq, &fuse_dev_fiq_ops, NULL);
+	q->iq.clone = true;
+	q->fc = fc;
+	q->index = index;
+	q->cpu = -1;
+	q->node = NUMA_NO_NODE;
+	q->home = NUMA_NO_NODE;
+	INIT_LIST_HEAD(&q->entry);
+	timer_setup(&q->timer, fuse_cq_timer_fn, 0);
 }
 
 /**
@@ -94,243 +487,150 @@ void fuse_cq_conn_init(struct fuse_cq_conn *cq)
 }
 
 /**
- * fuse_cq_conn_free - free the clone queues and routing map of a connection
+ * fuse_cq_conn_free - free the queues and routing map of a connection
  * @fc: the connection, whose last reference is gone
  */
 void fuse_cq_conn_free(struct fuse_conn *fc)
 {
 	struct fuse_cq_queue *q, *next;
 
-	fuse_cq_map_free(rcu_dereference_protected(fc->cq.map, 1));
-	RCU_INIT_POINTER(fc->cq.map, NULL);
 	list_for_each_entry_safe(q, next, &fc->cq.queues, entry) {
-		WARN_ON(!list_empty(&q->iq.pending));
+		timer_shutdown_sync(&q->timer);
+		WARN_ON(fuse_cq_has_work(&q->iq));
 		list_del(&q->entry);
 		kfree(q);
 	}
+	fuse_cq_map_free(rcu_dereference_protected(fc->cq.map, 1));
+	RCU_INIT_POINTER(fc->cq.map, NULL);
 	free_percpu(fc->cq.cursor);
 	fc->cq.cursor = NULL;
-}
-
-static int fuse_cq_topo_node(const struct fuse_cq_topo *topo, unsigned int cpu)
-{
-	if (cpu >= topo->nr_cpus)
-		return NUMA_NO_NODE;
-	return topo->cpu_node ? topo->cpu_node[cpu] : cpu_to_node(cpu);
-}
-
-static int fuse_cq_queue_node(const struct fuse_cq_topo *topo,
-			      const struct fuse_cq_queue *q)
-{
-	if (q->bind_flags & FUSE_DEV_BIND_CPU)
-		return fuse_cq_topo_node(topo, q->cpu);
-	return q->node;
+	mutex_destroy(&fc->cq.mutex);
 }
 
 /**
- * fuse_cq_map_build - build the routing map for a set of bound queues
- * @topo: the CPUs and their nodes
- * @bound: the bound queues, in the order turns are taken
- * @nr_bound: number of entries in @bound
- * @cursor: per-CPU turn-taking counters for the map to use
+ * fuse_cq_attach - give a new device its input queue
+ * @fc: the connection it is joining
+ * @fud: the device, not yet installed
  *
- * For each CPU the map lists the queues bound to it; if there are none, the
- * queues bound to its node or to a CPU on its node; if there are none, all
- * bound queues.  Each list is a slice of one array, so the map takes at
- * most three pointers per bound queue plus one span per CPU.
+ * Reuses a queue of the connection's pool, whose device is gone and whose
+ * requests have all ended, or allocates one (accounted to the caller's
+ * memory cgroup, on the caller's node).  The queue exists before the
+ * device can be polled, so poll, epoll and O_ASYNC registered at any time
+ * see its wakeups.
  *
- * Return: the map, NULL if @nr_bound is 0, or ERR_PTR(-ENOMEM).
+ * Return: 0, -ENOMEM, or -ENOSPC if the connection has FUSE_CQ_MAX_QUEUES
+ * devices already.
  */
-struct fuse_cq_map *fuse_cq_map_build(const struct fuse_cq_topo *topo,
-				      struct fuse_cq_queue *const *bound,
-				      unsigned int nr_bound,
-				      unsigned int __percpu *cursor)
+int fuse_cq_attach(struct fuse_conn *fc, struct fuse_dev *fud)
 {
-	unsigned int nr_cpus = topo->nr_cpus, nr_nodes = 0;
-	unsigned int i, n, cpu, node;
-	struct fuse_cq_map *map;
-	u32 *node_end, *cpu_end;
-	int nd;
+	struct fuse_cq_queue *q;
+	int err = 0;
 
-	if (!nr_bound)
-		return NULL;
-
-	for (cpu = 0; cpu < nr_cpus; cpu++) {
-		nd = fuse_cq_topo_node(topo, cpu);
-		if (nd >= 0)
-			nr_nodes = max_t(unsigned int, nr_nodes, nd + 1);
-	}
-	for (i = 0; i < nr_bound; i++) {
-		nd = fuse_cq_queue_node(topo, bound[i]);
-		if (nd >= 0)
-			nr_nodes = max_t(unsigned int, nr_nodes, nd + 1);
-	}
-
-	map = kzalloc(struct_size(map, slots, 3 * nr_bound), GFP_KERNEL);
-	node_end = kcalloc(nr_nodes + 1, sizeof(*node_end), GFP_KERNEL);
-	cpu_end = kcalloc(nr_cpus + 1, sizeof(*cpu_end), GFP_KERNEL);
-	if (map)
-		map->span = kcalloc(nr_cpus, sizeof(*map->span), GFP_KERNEL);
-	if (!map || !map->span || !node_end || !cpu_end) {
-		fuse_cq_map_free(map);
-		kfree(node_end);
-		kfree(cpu_end);
-		return ERR_PTR(-ENOMEM);
-	}
-	map->cursor = cursor;
-	map->nr_cpus = nr_cpus;
-	map->nr_queues = nr_bound;
-
-	/* All bound queues first: the round-robin fallback */
-	for (n = 0; n < nr_bound; n++)
-		map->slots[n] = bound[n];
-
-	/* Then per node, the queues bound to it or to a CPU on it */
-	for (node = 0; node < nr_nodes; node++) {
-		for (i = 0; i < nr_bound; i++)
-			if (fuse_cq_queue_node(topo, bound[i]) == node)
-				map->slots[n++] = bound[i];
-		node_end[node + 1] = n;
-	}
-	node_end[0] = nr_bound;
-
-	/* Then per CPU, the queues bound to it: a counting sort by CPU */
-	for (i = 0; i < nr_bound; i++)
-		if ((bound[i]->bind_flags & FUSE_DEV_BIND_CPU) &&
-		    bound[i]->cpu >= 0 && bound[i]->cpu < nr_cpus)
-			cpu_end[bound[i]->cpu + 1]++;
-	cpu_end[0] = n;
-	for (cpu = 0; cpu < nr_cpus; cpu++)
-		cpu_end[cpu + 1] += cpu_end[cpu];
-	/* cpu_end[cpu] is now where CPU @cpu's list starts */
-	for (i = 0; i < nr_bound; i++)
-		if ((bound[i]->bind_flags & FUSE_DEV_BIND_CPU) &&
-		    bound[i]->cpu >= 0 && bound[i]->cpu < nr_cpus)
-			map->slots[cpu_end[bound[i]->cpu]++] = bound[i];
-	/* ... and, after the fill, where it ends */
-
-	for (cpu = 0; cpu < nr_cpus; cpu++) {
-		struct fuse_cq_span *s = &map->span[cpu];
-		u32 start = cpu ? cpu_end[cpu - 1] : n;
-
-		nd = fuse_cq_topo_node(topo, cpu);
-		if (cpu_end[cpu] > start) {
-			s->start = start;
-			s->count = cpu_end[cpu] - start;
-			s->level = FUSE_CQ_LOCAL_CPU;
-		} else if (nd >= 0 && node_end[nd + 1] > node_end[nd]) {
-			s->start = node_end[nd];
-			s->count = node_end[nd + 1] - node_end[nd];
-			s->level = FUSE_CQ_LOCAL_NODE;
-		} else {
-			s->start = 0;
-			s->count = nr_bound;
-			s->level = FUSE_CQ_REMOTE;
-		}
-	}
-	kfree(node_end);
-	kfree(cpu_end);
-	return map;
+	mutex_lock(&fc->cq.mutex);
+	list_for_each_entry(q, &fc->cq.queues, entry)
+		if (q->pooled)
+			goto found;
+	err = -ENOSPC;
+	if (fc->cq.nr_queues >= FUSE_CQ_MAX_QUEUES)
+		goto out;
+	err = -ENOMEM;
+	q = kzalloc(sizeof(*q), GFP_KERNEL_ACCOUNT);
+	if (!q)
+		goto out;
+	fuse_cq_queue_init(q, fc, fc->cq.nr_queues++);
+	list_add_tail(&q->entry, &fc->cq.queues);
+	err = 0;
+found:
+	spin_lock(&fc->iq.lock);
+	spin_lock_nested(&q->iq.lock, SINGLE_DEPTH_NESTING);
+	q->iq.connected = fc->iq.connected;
+	q->fud = fud;
+	q->pooled = false;
+	WRITE_ONCE(q->used, false);
+	WRITE_ONCE(q->bind_flags, 0);
+	WRITE_ONCE(q->cpu, -1);
+	WRITE_ONCE(q->node, NUMA_NO_NODE);
+	WRITE_ONCE(q->strict, false);
+	WRITE_ONCE(q->poll_idle, false);
+	WRITE_ONCE(q->overdue, false);
+	WRITE_ONCE(q->in_handler, false);
+	memset(q->level, 0, sizeof(q->level));
+	spin_unlock(&q->iq.lock);
+	spin_unlock(&fc->iq.lock);
+	memset(q->took, 0, sizeof(q->took));
+	memset(q->gave, 0, sizeof(q->gave));
+	fud->cq = q;
+out:
+	mutex_unlock(&fc->cq.mutex);
+	return err;
 }
 
 /**
- * fuse_cq_map_free - free a routing map now
- * @map: the map, or NULL; its cursor belongs to the caller
+ * fuse_cq_detach - a device is freed: its queue returns to the pool
+ * @fud: the device; its release, if it had one, has ended its requests
+ *
+ * Only now, with every request the device read ended, may another device
+ * reuse the queue: before, it could read an interrupt for a request it
+ * never read.
  */
-void fuse_cq_map_free(struct fuse_cq_map *map)
+void fuse_cq_detach(struct fuse_dev *fud)
 {
-	if (!map)
+	struct fuse_cq_queue *q = fud->cq;
+	struct fuse_conn *fc;
+
+	if (!q)
 		return;
-	kfree(map->span);
-	kfree(map);
+	fc = q->fc;
+	mutex_lock(&fc->cq.mutex);
+	spin_lock(&q->iq.lock);
+	WARN_ON(q->routable || fuse_cq_has_work(&q->iq));
+	q->fud = NULL;
+	q->pooled = true;
+	spin_unlock(&q->iq.lock);
+	mutex_unlock(&fc->cq.mutex);
+	fud->cq = NULL;
 }
 
-static void fuse_cq_map_free_rcu(struct rcu_head *rcu)
-{
-	fuse_cq_map_free(container_of(rcu, struct fuse_cq_map, rcu));
-}
+/* ---- sending ---- */
 
-/**
- * fuse_cq_map_pick - the queue a request from @cpu goes to
- * @map: the routing map
- * @cpu: the CPU the request was issued on
- * @level: set to how the queue matches @cpu
- *
- * Where several queues qualify, the CPU running this takes them in turn.
- *
- * Return: the queue.
+/*
+ * The bound queue a request from @cpu goes to now, or NULL for the shared
+ * queue.  Under the cq mutex the map cannot change under the caller.
  */
-struct fuse_cq_queue *fuse_cq_map_pick(struct fuse_cq_map *map,
-				       unsigned int cpu,
-				       enum fuse_cq_level *level)
-{
-	const struct fuse_cq_span *s;
-	unsigned int i = 0;
-
-	if (unlikely(cpu >= map->nr_cpus))
-		cpu = 0;
-	s = &map->span[cpu];
-	if (s->count > 1)
-		i = this_cpu_inc_return(*map->cursor) % s->count;
-	*level = s->level;
-	return map->slots[s->start + i];
-}
-
-static struct fuse_cq_queue *fuse_cq_of(struct fuse_iqueue *fiq)
-{
-	return container_of(fiq, struct fuse_cq_queue, iq);
-}
-
-/* The bound queue a request from @cpu goes to now; NULL while none is bound */
 static struct fuse_cq_queue *fuse_cq_pick(struct fuse_conn *fc, int cpu,
-					  enum fuse_cq_level *level)
+					  struct fuse_cq_choice *ch)
 {
 	struct fuse_cq_queue *q = NULL;
 	struct fuse_cq_map *map;
+	unsigned int seq;
 
-	if (!rcu_access_pointer(fc->cq.map))
-		return NULL;
 	rcu_read_lock();
 	map = rcu_dereference(fc->cq.map);
-	if (map)
-		q = fuse_cq_map_pick(map, cpu, level);
+	if (map) {
+		do {
+			seq = read_seqcount_begin(&map->seq);
+			q = fuse_cq_map_choose(map, cpu, ch);
+		} while (read_seqcount_retry(&map->seq, seq));
+	}
 	rcu_read_unlock();
 	/* Queues live as long as the connection: no RCU needed from here */
 	return q;
 }
 
-/*
- * Lock @q if it still takes requests, else the shared queue: the fallback
- * while nothing is bound (@q NULL), and in the short window where a picked
- * queue is being unbound.
- */
-static struct fuse_iqueue *fuse_cq_lock_picked(struct fuse_conn *fc,
-					       struct fuse_cq_queue *q,
-					       enum fuse_cq_level level,
-					       bool *kick, int subclass)
-	__acquires(fiq->lock)
+/* Any bound queue in the map?  Under the shared queue's lock. */
+static bool fuse_cq_active_locked(struct fuse_conn *fc)
 {
-	if (q) {
-		spin_lock_nested(&q->iq.lock, subclass);
-		if (likely(q->routable && q->iq.connected)) {
-			q->dispatched++;
-			q->level[level]++;
-			*kick = false;
-			return &q->iq;
-		}
-		spin_unlock(&q->iq.lock);
-	}
-	spin_lock_nested(&fc->iq.lock, subclass);
-	*kick = !!rcu_access_pointer(fc->cq.map);
-	return &fc->iq;
+	struct fuse_cq_map *map;
+
+	map = rcu_dereference_check(fc->cq.map, lockdep_is_held(&fc->iq.lock));
+	return map && map->nr_queues;
 }
 
 /**
  * fuse_cq_lock_target - lock the input queue a new request goes to
  * @fc: the connection
  * @cpu: the CPU the request was issued on
- * @kick: set if the caller must call fuse_cq_kick() after queueing, because
- *	the request lands on the shared queue while bound readers may sleep
+ * @ch: gets what the routing decided, for fuse_cq_queued()
  *
  * While nothing is bound this is the shared queue, and the only cost over
  * taking its lock is one load of the map pointer.
@@ -338,182 +638,490 @@ static struct fuse_iqueue *fuse_cq_lock_picked(struct fuse_conn *fc,
  * Return: the queue, locked; it may be disconnected.
  */
 struct fuse_iqueue *fuse_cq_lock_target(struct fuse_conn *fc, int cpu,
-					bool *kick)
-	__acquires(fiq->lock)
+					struct fuse_cq_choice *ch)
+	__acquires(lock)
 {
-	enum fuse_cq_level level = FUSE_CQ_REMOTE;
-	struct fuse_cq_queue *q = fuse_cq_pick(fc, cpu, &level);
+	struct fuse_cq_queue *q;
 
-	return fuse_cq_lock_picked(fc, q, level, kick, 0);
+	ch->routed = NULL;
+	ch->busy = false;
+	ch->spilled = false;
+	if (!rcu_access_pointer(fc->cq.map))
+		goto shared;
+route:
+	for (;;) {
+		q = fuse_cq_pick(fc, cpu, ch);
+		if (!q)
+			break;
+		spin_lock(&q->iq.lock);
+		/* Unbound since it was picked: the map already says so */
+		if (likely(q->routable))
+			return &q->iq;
+		spin_unlock(&q->iq.lock);
+	}
+shared:
+	spin_lock(&fc->iq.lock);
+	/* The first binding was made while we took the lock: route again */
+	if (unlikely(fuse_cq_active_locked(fc))) {
+		spin_unlock(&fc->iq.lock);
+		goto route;
+	}
+	return &fc->iq;
 }
 
-/**
- * fuse_cq_kick - wake every bound queue's readers
- * @fc: the connection
- *
- * Bound readers do not sleep on the shared queue, but serve it when their
- * own is empty; wake them when something lands there while clones are
- * bound.  Rare: new requests do not go to the shared queue then.
+/*
+ * Wake an idle bound reader, nearest @node first; if there is none, the
+ * unbound readers, which wait on the shared queue.  Returns whether a bound
+ * one was found.
  */
-void fuse_cq_kick(struct fuse_conn *fc)
+static bool fuse_cq_wake_idle(struct fuse_conn *fc, int node,
+			      struct fuse_cq_queue *except)
 {
+	struct fuse_cq_queue *c = NULL;
 	struct fuse_cq_map *map;
-	unsigned int i;
 
 	rcu_read_lock();
 	map = rcu_dereference(fc->cq.map);
-	for (i = 0; map && i < map->nr_queues; i++)
-		wake_up(&map->slots[i]->iq.waitq);
+	if (map)
+		c = fuse_cq_find_idle(map, node, except, false);
+	if (c)
+		wake_up(&c->iq.waitq);
 	rcu_read_unlock();
+	return c;
+}
+
+/*
+ * Work waits on @q, whose readers are all busy: have idle bound readers
+ * look for it.  The full barrier pairs with the one in fuse_cq_wait():
+ * either the reader going to sleep sees the hint, or we see it waiting.
+ */
+static void fuse_cq_need_help(struct fuse_conn *fc, struct fuse_cq_queue *q)
+{
+	if (!READ_ONCE(fc->cq.help))
+		WRITE_ONCE(fc->cq.help, 1);
+	/* The hint before the look at waiters; pairs with fuse_cq_wait() */
+	smp_mb();
+	if (!fuse_cq_wake_idle(fc, READ_ONCE(q->home), q))
+		wake_up(&fc->iq.waitq);
+}
+
+/* Work was queued on @q while no reader of it waited: keep an eye on it */
+static void fuse_cq_watch(struct fuse_cq_queue *q)
+{
+	if (!timer_pending(&q->timer)) {
+		WRITE_ONCE(q->watch_taken, READ_ONCE(q->taken));
+		mod_timer(&q->timer, jiffies + fuse_cq_steal_delay);
+	}
+}
+
+static void fuse_cq_timer_fn(struct timer_list *t)
+{
+	struct fuse_cq_queue *q = from_timer(q, t, timer);
+	unsigned long taken = READ_ONCE(q->taken);
+
+	if (!READ_ONCE(q->routable) || READ_ONCE(q->strict) ||
+	    atomic_read(&q->waiters) || !fuse_cq_has_work(&q->iq))
+		return;
+	/* Its readers took work meanwhile: they are coming back to it */
+	if (taken != READ_ONCE(q->watch_taken)) {
+		WRITE_ONCE(q->watch_taken, taken);
+		mod_timer(t, jiffies + fuse_cq_steal_delay);
+		return;
+	}
+	/*
+	 * Fired a whole delay late: this CPU itself was not running (a
+	 * virtual CPU the host did not schedule, interrupts held off), so
+	 * neither was the reader.  Give it the delay again.
+	 */
+	if (time_after(jiffies, t->expires + fuse_cq_steal_delay)) {
+		mod_timer(t, jiffies + fuse_cq_steal_delay);
+		return;
+	}
+	/* Its readers did not come back in time: idle readers may take it */
+	WRITE_ONCE(q->overdue, true);
+	fuse_cq_need_help(q->fc, q);
+	mod_timer(&q->timer, jiffies + fuse_cq_steal_delay);
 }
 
 /**
- * fuse_cq_requeue - put a resent request back on the queue that owns it
+ * fuse_cq_queued - after a request or forget was queued, unlocked
  * @fc: the connection
- * @req: the request, on no list
- * @to_end: gets @req if its queue is disconnected
- *
- * The request goes to the head of the queue it was read from, so that
- * resent requests are read before new ones; if that clone is gone it is
- * routed anew.  Callers pass requests newest first to keep their order.
+ * @fiq: the queue it went to
+ * @ch: what fuse_cq_lock_target() decided
  */
-void fuse_cq_requeue(struct fuse_conn *fc, struct fuse_req *req,
-		     struct list_head *to_end)
+void fuse_cq_queued(struct fuse_conn *fc, struct fuse_iqueue *fiq,
+		    const struct fuse_cq_choice *ch)
 {
-	struct fuse_iqueue *fiq = fuse_req_lock_fiq(req);
-	bool kick = rcu_access_pointer(fc->cq.map) && fiq == &fc->iq;
+	struct fuse_cq_queue *q;
 
-	/* Prevent a stale intr_entry once the request is queued again */
-	if (test_bit(FR_INTERRUPTED, &req->flags))
-		list_del_init(&req->intr_entry);
-	req->in.h.unique |= FUSE_UNIQUE_RESEND;
-	if (fiq->clone && !fuse_cq_of(fiq)->fud) {
-		spin_unlock(&fiq->lock);
-		fiq = fuse_cq_lock_target(fc, req->cpu, &kick);
+	if (!fiq->clone)
+		return;
+	q = fuse_cq_of(fiq);
+	if (ch->spilled) {
+		atomic_long_inc(&ch->routed->gave[FUSE_CQ_MOVE_BUSY]);
+		atomic_long_inc(&q->took[FUSE_CQ_MOVE_BUSY]);
 	}
-	if (!fiq->connected) {
-		spin_unlock(&fiq->lock);
-		list_add_tail(&req->list, to_end);
+	if (READ_ONCE(q->strict))
+		return;
+	if (!atomic_read(&q->waiters))
+		fuse_cq_watch(q);
+	if (ch->busy)
+		fuse_cq_need_help(fc, q);
+}
+
+/**
+ * fuse_cq_queued_intr - after a FUSE_INTERRUPT was queued, unlocked
+ * @fc: the connection
+ * @fiq: the queue of the device that read the request
+ *
+ * If every reader of that device is busy (typically in the very request
+ * being interrupted), any idle bound reader may read the interrupt.
+ */
+void fuse_cq_queued_intr(struct fuse_conn *fc, struct fuse_iqueue *fiq)
+{
+	struct fuse_cq_queue *q;
+
+	if (!fiq->clone) {
+		/* Read by an unbound device: bound readers help if none waits */
+		if (rcu_access_pointer(fc->cq.map) && !wq_has_sleeper(&fiq->waitq))
+			fuse_cq_wake_idle(fc, NUMA_NO_NODE, NULL);
 		return;
 	}
-	set_bit(FR_PENDING, &req->flags);
-	list_add(&req->list, &fiq->pending);
-	fuse_req_set_fiq(req, fiq);
-	fuse_dev_wake_and_unlock(fiq);
-	if (kick)
-		fuse_cq_kick(fc);
+	q = fuse_cq_of(fiq);
+	if (!READ_ONCE(q->routable) || READ_ONCE(q->strict))
+		return;
+	if (fuse_cq_busy(q))
+		fuse_cq_need_help(fc, q);
+	else if (!atomic_read(&q->waiters))
+		fuse_cq_watch(q);
+}
+
+/* ---- reading ---- */
+
+/* Can an idle reader of another queue take work from @v? */
+static bool fuse_cq_stealable(struct fuse_cq_queue *v)
+{
+	return READ_ONCE(v->routable) && !READ_ONCE(v->strict) &&
+	       !atomic_read(&v->waiters) && fuse_cq_has_work(&v->iq) &&
+	       (READ_ONCE(v->overdue) || fuse_cq_busy(v));
 }
 
 /*
- * Where a request from @cpu pending on @q goes now: NULL if it stays on @q,
- * which is still routable; else the queue to lock (NULL: the shared one).
+ * A bound queue other than @q with work for @q's device to take: on the
+ * device's node first (its CPU's, if it is not bound), then the nearest.
  */
-static bool fuse_cq_stays(struct fuse_conn *fc, struct fuse_cq_queue *q,
-			  int cpu, struct fuse_cq_queue **to,
-			  enum fuse_cq_level *level)
+static struct fuse_cq_queue *fuse_cq_find_victim(struct fuse_cq_queue *q)
 {
-	*level = FUSE_CQ_REMOTE;
-	*to = fuse_cq_pick(fc, cpu, level);
-	if (*to != q)
-		return false;
-	if (q->routable)
-		return true;
-	*to = NULL;	/* @q is going away: the shared queue */
-	return false;
-}
+	unsigned int i, n;
+	struct fuse_cq_queue *c, *best = NULL;
+	struct fuse_cq_map *map;
+	int node, d, bestd = INT_MAX, home;
 
-/*
- * Move what is pending on @q to where the current map sends it.  Called
- * with the cq mutex and @q's lock held, after @q left the map or changed
- * place in it.  Interrupts stay: they belong to requests @q's device read.
- */
-static void fuse_cq_drain_locked(struct fuse_conn *fc, struct fuse_cq_queue *q,
-				 struct list_head *to_end)
-{
-	struct fuse_forget_link *forgets = q->iq.forget_list_head.next;
-	struct fuse_req *req, *next;
-	enum fuse_cq_level level;
-	struct fuse_cq_queue *t;
-	struct fuse_iqueue *to;
-	LIST_HEAD(moving);
-	bool kick = false, k;
-
-	list_splice_init(&q->iq.pending, &moving);
-	list_for_each_entry_safe(req, next, &moving, list) {
-		if (fuse_cq_stays(fc, q, req->cpu, &t, &level)) {
-			list_move_tail(&req->list, &q->iq.pending);
+	node = READ_ONCE(q->routable) ? READ_ONCE(q->home) : numa_node_id();
+	rcu_read_lock();
+	map = rcu_dereference(q->fc->cq.map);
+	n = map ? min(READ_ONCE(map->nr_queues), map->capacity) : 0;
+	for (i = 0; i < n; i++) {
+		c = READ_ONCE(map->slots[i]);
+		if (!c || c == q || !fuse_cq_stealable(c))
 			continue;
+		home = READ_ONCE(c->home);
+		if (home == node) {
+			best = c;
+			break;
 		}
-		to = fuse_cq_lock_picked(fc, t, level, &k,
-					 SINGLE_DEPTH_NESTING);
-		if (to->connected) {
-			list_move_tail(&req->list, &to->pending);
-			fuse_req_set_fiq(req, to);
-			fuse_dev_wake_and_unlock(to);
-			kick |= k;
-		} else {
-			clear_bit(FR_PENDING, &req->flags);
-			list_move_tail(&req->list, to_end);
-			spin_unlock(&to->lock);
-		}
-	}
-
-	if (forgets) {
-		if (!fuse_cq_stays(fc, q, raw_smp_processor_id(), &t, &level)) {
-			to = fuse_cq_lock_picked(fc, t, level, &k,
-						 SINGLE_DEPTH_NESTING);
-			q->iq.forget_list_head.next = NULL;
-			if (to->connected) {
-				to->forget_list_tail->next = forgets;
-				to->forget_list_tail = q->iq.forget_list_tail;
-				fuse_dev_wake_and_unlock(to);
-				kick |= k;
-			} else {
-				spin_unlock(&to->lock);
-				while (forgets) {
-					struct fuse_forget_link *f = forgets;
-
-					forgets = f->next;
-					kfree(f);
-				}
-			}
-			q->iq.forget_list_tail = &q->iq.forget_list_head;
+		d = node >= 0 && node < map->nr_nodes &&
+		    home >= 0 && home < map->nr_nodes ?
+			fuse_cq_distance(map, node, home) : INT_MAX - 1;
+		if (d < bestd) {
+			best = c;
+			bestd = d;
 		}
 	}
-	if (kick)
-		fuse_cq_kick(fc);
+	rcu_read_unlock();
+	return best;
 }
 
-/* Rebuild the routing map from the bindings and publish it. */
-static int fuse_cq_rebuild(struct fuse_conn *fc)
+/*
+ * Any reader of the connection may take work from a busy queue, bound or
+ * not (a daemon may keep unbound readers beside bound ones), but not a
+ * strict one: it reads what is routed to it alone.
+ */
+static bool fuse_cq_may_steal(struct fuse_cq_queue *q)
 {
-	struct fuse_cq_topo topo = { .nr_cpus = nr_cpu_ids };
-	struct fuse_cq_map *map, *old;
-	struct fuse_cq_queue **bound, *q;
-	unsigned int n = 0, max = 1;
-
-	lockdep_assert_held(&fc->cq.mutex);
-	list_for_each_entry(q, &fc->cq.queues, entry)
-		max++;
-	bound = kmalloc_array(max, sizeof(*bound), GFP_KERNEL);
-	if (!bound)
-		return -ENOMEM;
-	list_for_each_entry(q, &fc->cq.queues, entry)
-		if (q->fud && q->bind_flags)
-			bound[n++] = q;
-	map = fuse_cq_map_build(&topo, bound, n, fc->cq.cursor);
-	kfree(bound);
-	if (IS_ERR(map))
-		return PTR_ERR(map);
-
-	spin_lock(&fc->iq.lock);
-	old = rcu_replace_pointer(fc->cq.map, map,
-				  lockdep_is_held(&fc->cq.mutex));
-	spin_unlock(&fc->iq.lock);
-	if (old)
-		call_rcu(&old->rcu, fuse_cq_map_free_rcu);
-	return 0;
+	return q && !READ_ONCE(q->strict) && READ_ONCE(q->fc->cq.help);
 }
+
+/* Lock a busy sibling's queue with work for @q's reader, or NULL */
+static struct fuse_iqueue *fuse_cq_steal(struct fuse_cq_queue *q)
+	__acquires(lock)
+{
+	struct fuse_cq_queue *v;
+	struct fuse_conn *fc;
+
+	if (!fuse_cq_may_steal(q))
+		return NULL;
+	fc = q->fc;
+	v = fuse_cq_find_victim(q);
+	if (!v) {
+		/* Nothing left: clear the hint, then look once more */
+		WRITE_ONCE(fc->cq.help, 0);
+		/* Cleared before the second look; pairs with fuse_cq_need_help() */
+		smp_mb();
+		v = fuse_cq_find_victim(q);
+		if (!v)
+			return NULL;
+		WRITE_ONCE(fc->cq.help, 1);
+	}
+	spin_lock(&v->iq.lock);
+	if (v->iq.connected && fuse_cq_stealable(v))
+		return &v->iq;
+	spin_unlock(&v->iq.lock);
+	return NULL;
+}
+
+/**
+ * fuse_cq_lock_readable - lock a queue a device may read now
+ * @fud: the device
+ *
+ * A device that was never bound reads the shared queue, as without this
+ * series.  One that was reads what is left on the shared queue first,
+ * then its own queue.  Either then takes work from a busy bound queue,
+ * if any device is bound.
+ *
+ * Return: the queue, locked, with work or disconnected; NULL if none.
+ */
+struct fuse_iqueue *fuse_cq_lock_readable(struct fuse_dev *fud)
+	__acquires(lock)
+{
+	struct fuse_iqueue *shared = &fud->fc->iq;
+	struct fuse_cq_queue *q = fud->cq;
+	bool used = q && READ_ONCE(q->used);
+
+	if (!used || fuse_cq_iq_ready(shared)) {
+		spin_lock(&shared->lock);
+		if (!shared->connected || fuse_cq_has_work(shared))
+			return shared;
+		spin_unlock(&shared->lock);
+	}
+	if (used) {
+		spin_lock(&q->iq.lock);
+		if (!q->iq.connected || fuse_cq_has_work(&q->iq))
+			return &q->iq;
+		spin_unlock(&q->iq.lock);
+	}
+	return fuse_cq_steal(q);
+}
+
+/**
+ * fuse_cq_nothing - a read found nothing and does not wait
+ * @fud: the device
+ *
+ * An O_NONBLOCK read that gets EAGAIN, or a poll without EPOLLIN: the
+ * daemon's poll loop is about to wait, so the device counts as idle.
+ */
+void fuse_cq_nothing(struct fuse_dev *fud)
+{
+	struct fuse_cq_queue *q = fud->cq;
+
+	if (q && READ_ONCE(q->used) && !READ_ONCE(q->poll_idle))
+		WRITE_ONCE(q->poll_idle, true);
+}
+
+/**
+ * fuse_cq_took - a device's reader takes work from @fiq, locked
+ * @fud: the device
+ * @fiq: the queue it takes from
+ * @req: the request, for requests; NULL for a forget or an interrupt
+ * @intr: it is an interrupt
+ *
+ * A bound reader takes the interrupts of the requests it reads, wherever
+ * they were queued; an unbound one leaves them to the shared queue, as
+ * without this series.  If a reader leaves work behind on its own queue as it
+ * goes into a handler, with no other reader of the device waiting, idle
+ * readers are told to take it.
+ */
+void fuse_cq_took(struct fuse_dev *fud, struct fuse_iqueue *fiq,
+		  struct fuse_req *req, bool intr)
+{
+	struct fuse_cq_queue *q = fud->cq, *v;
+	bool reply = req && test_bit(FR_ISREPLY, &req->flags);
+	struct fuse_iqueue *shared;
+
+	if (!q)
+		return;
+	shared = &q->fc->iq;
+	/* Taken from a busy queue by a reader that is not bound */
+	if (req && fiq != shared && fiq != &q->iq && !READ_ONCE(q->routable))
+		fuse_req_set_fiq(req, shared);
+	if (fiq == shared && !READ_ONCE(q->used))
+		return;
+	if (READ_ONCE(q->poll_idle))
+		WRITE_ONCE(q->poll_idle, false);
+	if (reply && !READ_ONCE(q->in_handler))
+		WRITE_ONCE(q->in_handler, true);
+	if (req && fiq != &q->iq && READ_ONCE(q->routable))
+		fuse_req_set_fiq(req, &q->iq);
+	if (fiq == &q->iq) {
+		WRITE_ONCE(q->taken, q->taken + 1);
+		if (READ_ONCE(q->overdue))
+			WRITE_ONCE(q->overdue, false);
+		if (reply && READ_ONCE(q->routable) && !READ_ONCE(q->strict) &&
+		    fuse_cq_has_work(fiq) && !atomic_read(&q->waiters))
+			fuse_cq_need_help(q->fc, q);
+	} else if (fiq->clone) {
+		enum fuse_cq_move why = intr ? FUSE_CQ_MOVE_INTR :
+					       FUSE_CQ_MOVE_STOLEN;
+
+		v = fuse_cq_of(fiq);
+		atomic_long_inc(&v->gave[why]);
+		atomic_long_inc(&q->took[why]);
+	}
+}
+
+/**
+ * fuse_cq_read_done - count a request a device read
+ * @fud: the device, its processing queue locked
+ * @req: the request
+ */
+void fuse_cq_read_done(struct fuse_dev *fud, struct fuse_req *req)
+{
+	struct fuse_cq_queue *q = fud->cq;
+	enum fuse_cq_level level;
+	u32 flags;
+
+	lockdep_assert_held(&fud->pq.lock);
+	flags = q ? READ_ONCE(q->bind_flags) : 0;
+	if (!flags)
+		return;
+	if ((flags & FUSE_DEV_BIND_CPU) && req->cpu == READ_ONCE(q->cpu))
+		level = FUSE_CQ_LOCAL_CPU;
+	else if (cpu_to_node(req->cpu) == READ_ONCE(q->node))
+		level = FUSE_CQ_LOCAL_NODE;
+	else
+		level = FUSE_CQ_REMOTE;
+	q->level[level]++;
+}
+
+/**
+ * fuse_cq_replied - a device's reader answered a request
+ * @fud: the device
+ *
+ * The reader is on its way back to read(): the device is not busy.
+ */
+void fuse_cq_replied(struct fuse_dev *fud)
+{
+	struct fuse_cq_queue *q = fud->cq;
+
+	if (q && READ_ONCE(q->in_handler))
+		WRITE_ONCE(q->in_handler, false);
+}
+
+/**
+ * fuse_cq_wait - wait until a device may have something to read
+ * @fud: the device
+ * @idle: the caller's note that this reader counts as idle; set here, and
+ *	cleared by fuse_cq_unidle() once the reader takes work or leaves
+ *
+ * A device that was never bound waits on the shared queue alone, as
+ * without this series.  One that was waits on its own queue, and on the
+ * shared one while it is not bound.  Either wakes for work it may take
+ * from busy bound queues.  A reader stays idle from the moment it waits
+ * until it has taken work, so that one that was woken for work is not
+ * mistaken for a busy one.
+ *
+ * Return: 0, or -ERESTARTSYS on a signal.
+ */
+int fuse_cq_wait(struct fuse_dev *fud, bool *idle)
+{
+	struct fuse_iqueue *shared = &fud->fc->iq;
+	struct fuse_cq_queue *q = fud->cq;
+	DEFINE_WAIT(own_wait);
+	DEFINE_WAIT(shared_wait);
+	bool on_shared = false;
+	int err = 0;
+
+	if (!q || !READ_ONCE(q->used))
+		return wait_event_interruptible_exclusive(shared->waitq,
+				fuse_cq_iq_ready(shared) ||
+				(q && READ_ONCE(q->used)) ||
+				(fuse_cq_may_steal(q) && fuse_cq_find_victim(q)));
+
+	if (!*idle) {
+		atomic_inc(&q->waiters);
+		*idle = true;
+		/* Pairs with fuse_cq_need_help() */
+		smp_mb__after_atomic();
+	}
+	for (;;) {
+		prepare_to_wait_exclusive(&q->iq.waitq, &own_wait,
+					  TASK_INTERRUPTIBLE);
+		if (!READ_ONCE(q->routable) && !on_shared) {
+			prepare_to_wait_exclusive(&shared->waitq, &shared_wait,
+						  TASK_INTERRUPTIBLE);
+			on_shared = true;
+		}
+		if (fuse_cq_iq_ready(&q->iq) || fuse_cq_iq_ready(shared) ||
+		    (fuse_cq_may_steal(q) && fuse_cq_find_victim(q)))
+			break;
+		if (signal_pending(current)) {
+			err = -ERESTARTSYS;
+			break;
+		}
+		schedule();
+	}
+	finish_wait(&q->iq.waitq, &own_wait);
+	if (on_shared)
+		finish_wait(&shared->waitq, &shared_wait);
+	return err;
+}
+
+/**
+ * fuse_cq_unidle - a reader that waited takes work, or leaves read()
+ * @fud: the device
+ * @idle: set by fuse_cq_wait(); cleared here
+ *
+ * Called with the queue the reader takes from locked, so that whoever
+ * takes that queue's lock next sees the reader busy and the work gone.
+ */
+void fuse_cq_unidle(struct fuse_dev *fud, bool *idle)
+{
+	if (*idle) {
+		atomic_dec(&fud->cq->waiters);
+		*idle = false;
+	}
+}
+
+/**
+ * fuse_cq_poll - what a device's own queue offers to poll()
+ * @fud: the device; the shared queue had nothing
+ *
+ * Return: EPOLLIN | EPOLLRDNORM if there is work for it, EPOLLERR if its
+ * queue is disconnected, else 0 (and the device counts as idle).
+ */
+__poll_t fuse_cq_poll(struct fuse_dev *fud)
+{
+	struct fuse_cq_queue *q = fud->cq;
+	__poll_t mask = 0;
+
+	if (!q)
+		return 0;
+	if (READ_ONCE(q->used)) {
+		spin_lock(&q->iq.lock);
+		if (!q->iq.connected)
+			mask = EPOLLERR;
+		else if (fuse_cq_has_work(&q->iq))
+			mask = EPOLLIN | EPOLLRDNORM;
+		spin_unlock(&q->iq.lock);
+	}
+	if (!mask && fuse_cq_may_steal(q) && fuse_cq_find_victim(q))
+		mask = EPOLLIN | EPOLLRDNORM;
+	if (!mask)
+		fuse_cq_nothing(fud);
+	return mask;
+}
+
+/* ---- moving queued work ---- */
 
 /* End requests that found their queue disconnected, as an abort would. */
 static void fuse_cq_end(struct list_head *to_end)
@@ -528,49 +1136,225 @@ static void fuse_cq_end(struct list_head *to_end)
 }
 
 /*
- * Change the binding of @q and move what is pending on it to where the new
- * map sends it.  Nothing changes if the new map cannot be built.
+ * Lock the queue a request from @cpu goes to, other than @src, which the
+ * caller holds (under the cq mutex: the map and the bindings cannot
+ * change).  Return NULL if it is @src.
+ */
+static struct fuse_iqueue *fuse_cq_lock_other(struct fuse_conn *fc, int cpu,
+					      struct fuse_iqueue *src)
+	__acquires(lock)
+{
+	struct fuse_cq_choice ch;
+	struct fuse_cq_queue *t;
+	struct fuse_iqueue *to;
+
+	lockdep_assert_held(&fc->cq.mutex);
+	t = fuse_cq_pick(fc, cpu, &ch);
+	to = t ? &t->iq : &fc->iq;
+	if (to == src)
+		return NULL;
+	spin_lock_nested(&to->lock, SINGLE_DEPTH_NESTING);
+	return to;
+}
+
+/*
+ * Move what is pending on @src to where the current map sends it, leaving
+ * what may stay on a queue that is still bound.  Called with the cq mutex
+ * and @src's lock held, after a binding changed.  Interrupts stay: they
+ * belong to requests @src's device read.
+ */
+static void fuse_cq_drain_locked(struct fuse_conn *fc, struct fuse_iqueue *src,
+				 struct list_head *to_end)
+{
+	struct fuse_cq_queue *q = src->clone ? fuse_cq_of(src) : NULL;
+	struct fuse_forget_link *forgets = src->forget_list_head.next;
+	struct fuse_cq_map *map = rcu_dereference_protected(fc->cq.map,
+				lockdep_is_held(&fc->cq.mutex));
+	bool keep = q && q->routable;
+	struct fuse_req *req, *next;
+	struct fuse_iqueue *to;
+	LIST_HEAD(moving);
+
+	list_splice_init(&src->pending, &moving);
+	list_for_each_entry_safe(req, next, &moving, list) {
+		if (keep && fuse_cq_map_has(map, req->cpu, q))
+			to = NULL;
+		else
+			to = fuse_cq_lock_other(fc, req->cpu, src);
+		if (!to) {
+			list_move_tail(&req->list, &src->pending);
+			continue;
+		}
+		if (to->connected) {
+			list_move_tail(&req->list, &to->pending);
+			fuse_req_set_fiq(req, to);
+			fuse_dev_wake_and_unlock(to);
+		} else {
+			clear_bit(FR_PENDING, &req->flags);
+			list_move_tail(&req->list, to_end);
+			spin_unlock(&to->lock);
+		}
+	}
+
+	if (!forgets || keep)
+		return;
+	to = fuse_cq_lock_other(fc, raw_smp_processor_id(), src);
+	if (!to)
+		return;
+	src->forget_list_head.next = NULL;
+	if (to->connected) {
+		to->forget_list_tail->next = forgets;
+		to->forget_list_tail = src->forget_list_tail;
+		fuse_dev_wake_and_unlock(to);
+	} else {
+		spin_unlock(&to->lock);
+		while (forgets) {
+			struct fuse_forget_link *f = forgets;
+
+			forgets = f->next;
+			kfree(f);
+		}
+	}
+	src->forget_list_tail = &src->forget_list_head;
+}
+
+/* ---- bindings ---- */
+
+static int fuse_cq_nr_bound(struct fuse_conn *fc)
+{
+	struct fuse_cq_queue *q;
+	int n = 0;
+
+	list_for_each_entry(q, &fc->cq.queues, entry)
+		if (q->fud && q->bind_flags)
+			n++;
+	return n;
+}
+
+/*
+ * Rebuild the routing map from the bindings: in place, or into @grown,
+ * which then replaces it.  Never fails; senders see the old map or the new
+ * one, never a mix.
+ */
+static void fuse_cq_republish(struct fuse_conn *fc, struct fuse_cq_map *grown)
+{
+	struct fuse_cq_topo topo = {
+		.nr_cpus = nr_cpu_ids, .nr_nodes = nr_node_ids,
+	};
+	struct fuse_cq_map *map, *old = NULL;
+	struct fuse_cq_queue *q;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&fc->cq.mutex);
+	map = grown ?: rcu_dereference_protected(fc->cq.map,
+				lockdep_is_held(&fc->cq.mutex));
+	spin_lock(&fc->iq.lock);
+	write_seqcount_begin(&map->seq);
+	list_for_each_entry(q, &fc->cq.queues, entry)
+		if (q->fud && q->bind_flags)
+			WRITE_ONCE(map->slots[n++], q);
+	WARN_ON(n > map->capacity);
+	WRITE_ONCE(map->nr_queues, n);
+	fuse_cq_map_fill(map, &topo);
+	write_seqcount_end(&map->seq);
+	if (grown)
+		old = rcu_replace_pointer(fc->cq.map, grown,
+					  lockdep_is_held(&fc->cq.mutex));
+	spin_unlock(&fc->iq.lock);
+	if (old)
+		kvfree_rcu(old, rcu);
+	fc->cq.rebuilds++;
+}
+
+/* A map with room for @need bound queues, if the current one has none */
+static int fuse_cq_grow(struct fuse_conn *fc, unsigned int need,
+			struct fuse_cq_map **grown)
+{
+	struct fuse_cq_topo topo = {
+		.nr_cpus = nr_cpu_ids, .nr_nodes = nr_node_ids,
+	};
+	struct fuse_cq_map *map = rcu_dereference_protected(fc->cq.map,
+				lockdep_is_held(&fc->cq.mutex));
+	bool new_cursor = false;
+
+	*grown = NULL;
+	if (map && need <= map->capacity)
+		return 0;
+	if (!fc->cq.cursor) {
+		fc->cq.cursor = alloc_percpu_gfp(unsigned int,
+						 GFP_KERNEL_ACCOUNT);
+		if (!fc->cq.cursor)
+			return -ENOMEM;
+		new_cursor = true;
+	}
+	*grown = fuse_cq_map_alloc(&topo, roundup_pow_of_two(max(need, 4U)),
+				   &fc->iq.lock, fc->cq.cursor);
+	if (*grown)
+		return 0;
+	/* A failed first binding leaves nothing behind */
+	if (new_cursor) {
+		free_percpu(fc->cq.cursor);
+		fc->cq.cursor = NULL;
+	}
+	return -ENOMEM;
+}
+
+/*
+ * Change the binding of @q to @b (flags 0: unbind) and move what is queued
+ * to where the new map sends it.  Only the allocation of a larger map can
+ * fail, before anything changed; an unbind never allocates.
  */
 static int fuse_cq_set_binding(struct fuse_conn *fc, struct fuse_cq_queue *q,
-			       u32 flags, int cpu, int node)
+			       const struct fuse_dev_bind *b)
 {
-	u32 old_flags = q->bind_flags;
-	int old_cpu = q->cpu, old_node = q->node;
+	u32 flags = b->flags & (FUSE_DEV_BIND_CPU | FUSE_DEV_BIND_NODE);
+	bool strict = b->flags & FUSE_DEV_BIND_STRICT;
+	int node = flags & FUSE_DEV_BIND_CPU ? cpu_to_node(b->cpu) : b->node;
+	int bound = fuse_cq_nr_bound(fc);
+	bool was = q->bind_flags;
+	struct fuse_cq_map *grown;
 	LIST_HEAD(to_end);
 	int err;
 
 	lockdep_assert_held(&fc->cq.mutex);
-	q->bind_flags = flags;
-	q->cpu = cpu;
-	q->node = (flags & FUSE_DEV_BIND_CPU) ? cpu_to_node(cpu) : node;
-	/* Routable before senders can find it in the map */
+	if (q->bind_flags == flags && q->cpu == b->cpu && q->node == node &&
+	    q->strict == strict)
+		return 0;
 	if (flags) {
+		err = fuse_cq_grow(fc, bound + !was, &grown);
+		if (err)
+			return err;
+		/* Routable before senders can find it in the map */
 		spin_lock(&q->iq.lock);
-		q->routable = true;
+		WRITE_ONCE(q->routable, true);
+		WRITE_ONCE(q->used, true);
 		spin_unlock(&q->iq.lock);
+	} else {
+		grown = NULL;
 	}
-	err = fuse_cq_rebuild(fc);
-	if (err) {
-		q->bind_flags = old_flags;
-		q->cpu = old_cpu;
-		q->node = old_node;
-		if (!old_flags) {
-			spin_lock(&q->iq.lock);
-			q->routable = false;
-			spin_unlock(&q->iq.lock);
-		}
-		return err;
-	}
+
+	WRITE_ONCE(q->bind_flags, flags);
+	WRITE_ONCE(q->cpu, flags & FUSE_DEV_BIND_CPU ? b->cpu : -1);
+	WRITE_ONCE(q->node, flags ? node : NUMA_NO_NODE);
+	WRITE_ONCE(q->strict, strict);
+	fuse_cq_republish(fc, grown);
 
 	spin_lock(&q->iq.lock);
-	q->routable = flags != 0;
-	if (old_flags)
-		fuse_cq_drain_locked(fc, q, &to_end);
+	WRITE_ONCE(q->routable, flags != 0);
+	if (was)
+		fuse_cq_drain_locked(fc, &q->iq, &to_end);
 	spin_unlock(&q->iq.lock);
 
+	/* The first binding: what waits on the shared queue goes to its CPU */
+	if (!bound && flags) {
+		spin_lock(&fc->iq.lock);
+		fuse_cq_drain_locked(fc, &fc->iq, &to_end);
+		spin_unlock(&fc->iq.lock);
+	}
+
 	/*
-	 * Let the readers of @q look again: a newly bound one serves what the
-	 * shared queue still holds, an unbound one starts waiting there too.
+	 * Let the readers look again: a newly bound one at its own queue, an
+	 * unbound one at the shared queue too.
 	 */
 	wake_up_all(&q->iq.waitq);
 	wake_up_all(&fc->iq.waitq);
@@ -578,96 +1362,23 @@ static int fuse_cq_set_binding(struct fuse_conn *fc, struct fuse_cq_queue *q,
 	return 0;
 }
 
-/* A bound fd that already had O_ASYNC set gets SIGIO for its queue too. */
-static void fuse_cq_fasync_inherit(struct fuse_conn *fc,
-				   struct fuse_cq_queue *q, struct file *file)
-{
-	struct fasync_struct *fa;
-	int fd = -1;
-
-	if (!(file->f_flags & FASYNC))
-		return;
-	rcu_read_lock();
-	for (fa = READ_ONCE(fc->iq.fasync); fa;
-	     fa = READ_ONCE(fa->fa_next)) {
-		if (fa->fa_file == file) {
-			fd = READ_ONCE(fa->fa_fd);
-			break;
-		}
-	}
-	rcu_read_unlock();
-	if (fd >= 0)
-		fasync_helper(fd, file, 1, &q->iq.fasync);
-}
-
-/* Give @fud a queue: reuse one its connection no longer needs, or a new one */
-static struct fuse_cq_queue *fuse_cq_get_queue(struct fuse_conn *fc,
-					       struct fuse_dev *fud,
-					       struct file *file)
-{
-	struct fuse_cq_queue *q;
-	bool reuse;
-
-	lockdep_assert_held(&fc->cq.mutex);
-	if (!fc->cq.cursor) {
-		fc->cq.cursor = alloc_percpu(unsigned int);
-		if (!fc->cq.cursor)
-			return NULL;
-	}
-	list_for_each_entry(q, &fc->cq.queues, entry) {
-		if (q->fud)
-			continue;
-		spin_lock(&q->iq.lock);
-		reuse = list_empty(&q->iq.interrupts) && !q->iq.fasync;
-		if (reuse) {
-			q->fud = fud;
-			q->dispatched = 0;
-			memset(q->level, 0, sizeof(q->level));
-		}
-		spin_unlock(&q->iq.lock);
-		if (reuse)
-			goto found;
-	}
-
-	q = kzalloc(sizeof(*q), GFP_KERNEL);
-	if (!q)
-		return NULL;
-	fuse_iqueue_init(&q->iq, &fuse_dev_fiq_ops, NULL);
-	q->iq.clone = true;
-	q->fud = fud;
-	q->cpu = -1;
-	q->node = -1;
-	list_add_tail(&q->entry, &fc->cq.queues);
-found:
-	fuse_cq_fasync_inherit(fc, q, file);
-	/* Pairs with smp_load_acquire() in fuse_dev_cq() */
-	smp_store_release(&fud->cq, q);
-
-	/*
-	 * An abort that ran before @fud->cq was set did not see this queue:
-	 * take the shared queue's state.  One that runs after sees it.
-	 */
-	spin_lock(&fc->iq.lock);
-	spin_lock_nested(&q->iq.lock, SINGLE_DEPTH_NESTING);
-	q->iq.connected = fc->iq.connected;
-	spin_unlock(&q->iq.lock);
-	spin_unlock(&fc->iq.lock);
-	return q;
-}
-
 static int fuse_cq_check_bind(const struct fuse_dev_bind *b)
 {
-	if (b->padding)
+	u32 strict = b->flags & FUSE_DEV_BIND_STRICT;
+
+	if (b->padding || (b->flags & ~FUSE_CQ_BIND_FLAGS))
 		return -EINVAL;
 
-	switch (b->flags) {
+	switch (b->flags & ~FUSE_DEV_BIND_STRICT) {
 	case 0:
-		if (b->cpu != -1 || b->node != -1)
+		if (strict || b->cpu != -1 || b->node != NUMA_NO_NODE)
 			return -EINVAL;
 		return 0;
 	case FUSE_DEV_BIND_CPU:
-		if (b->node != -1 || b->cpu < 0 || b->cpu >= nr_cpu_ids ||
-		    !cpu_possible(b->cpu))
+		if (b->cpu < 0 || b->cpu >= nr_cpu_ids || !cpu_possible(b->cpu))
+			return -EINVAL;
+		/* The node FUSE_DEV_IOC_GET_BIND reports is accepted too */
+		if (b->node != NUMA_NO_NODE && b->node != cpu_to_node(b->cpu))
 			return -EINVAL;
 		if (!cpu_online(b->cpu))
 			return -ENXIO;
@@ -686,18 +1397,16 @@ static int fuse_cq_check_bind(const struct fuse_dev_bind *b)
 
 /**
  * fuse_cq_ioctl_bind - FUSE_DEV_IOC_BIND: bind or unbind a device
- * @file: the /dev/fuse file
- * @fud: its device
+ * @fud: the device
  * @argp: the struct fuse_dev_bind
  *
  * Return: 0, or a negative errno as documented in uapi/linux/fuse.h; on
  * error nothing has changed.
  */
-long fuse_cq_ioctl_bind(struct file *file, struct fuse_dev *fud,
+long fuse_cq_ioctl_bind(struct fuse_dev *fud,
 			const struct fuse_dev_bind __user *argp)
 {
 	struct fuse_conn *fc = fud->fc;
-	struct fuse_cq_queue *q;
 	struct fuse_dev_bind b;
 	int err;
 
@@ -706,26 +1415,13 @@ long fuse_cq_ioctl_bind(struct file *file, struct fuse_dev *fud,
 	err = fuse_cq_check_bind(&b);
 	if (err)
 		return err;
+	if (!fud->cq)
+		return -EPERM;
 
 	mutex_lock(&fc->cq.mutex);
 	err = -ENOTCONN;
-	if (!READ_ONCE(fc->connected))
-		goto out;
-	q = fud->cq;
-	err = 0;
-	if (!b.flags) {
-		if (q && q->bind_flags)
-			err = fuse_cq_set_binding(fc, q, 0, -1, -1);
-		goto out;
-	}
-	if (!q) {
-		err = -ENOMEM;
-		q = fuse_cq_get_queue(fc, fud, file);
-		if (!q)
-			goto out;
-	}
-	err = fuse_cq_set_binding(fc, q, b.flags, b.cpu, b.node);
-out:
+	if (READ_ONCE(fc->connected))
+		err = fuse_cq_set_binding(fc, fud->cq, &b);
 	mutex_unlock(&fc->cq.mutex);
 	return err;
 }
@@ -735,24 +1431,27 @@ out:
  * @fud: the device
  * @argp: gets the struct fuse_dev_bind
  *
+ * What it reports, given back to FUSE_DEV_IOC_BIND, binds the same way.
+ *
  * Return: 0 or -EFAULT.
  */
 long fuse_cq_ioctl_get_bind(struct fuse_dev *fud,
 			    struct fuse_dev_bind __user *argp)
 {
-	struct fuse_conn *fc = fud->fc;
-	struct fuse_dev_bind b = { .cpu = -1, .node = -1 };
-	struct fuse_cq_queue *q;
+	struct fuse_dev_bind b = { .cpu = -1, .node = NUMA_NO_NODE };
+	struct fuse_cq_queue *q = fud->cq;
 
-	mutex_lock(&fc->cq.mutex);
-	q = fud->cq;
-	if (q && q->bind_flags) {
-		b.flags = q->bind_flags;
-		b.cpu = q->cpu;
-		b.node = q->node;
+	if (q) {
+		mutex_lock(&fud->fc->cq.mutex);
+		if (q->bind_flags) {
+			b.flags = q->bind_flags;
+			if (q->strict)
+				b.flags |= FUSE_DEV_BIND_STRICT;
+			b.cpu = q->cpu;
+			b.node = q->node;
+		}
+		mutex_unlock(&fud->fc->cq.mutex);
 	}
-	mutex_unlock(&fc->cq.mutex);
-
 	return copy_to_user(argp, &b, sizeof(b)) ? -EFAULT : 0;
 }
 
@@ -763,10 +1462,14 @@ long fuse_cq_ioctl_get_bind(struct fuse_dev *fud,
  * Called before its processing queue is ended.  What is pending on its
  * queue is routed again (to the shared queue if nothing else is bound);
  * interrupts stay, for the requests it read, which the caller ends.  The
- * queue is then kept for reuse by the next device bound.
+ * map is rebuilt in place, so this cannot fail for want of memory.  The
+ * queue returns to the pool when the device is freed (fuse_cq_detach()).
  */
 void fuse_cq_dev_release(struct fuse_dev *fud)
 {
+	static const struct fuse_dev_bind unbind = {
+		.cpu = -1, .node = NUMA_NO_NODE,
+	};
 	struct fuse_cq_queue *q = fud->cq;
 	struct fuse_conn *fc = fud->fc;
 	LIST_HEAD(to_end);
@@ -775,25 +1478,130 @@ void fuse_cq_dev_release(struct fuse_dev *fud)
 		return;
 
 	mutex_lock(&fc->cq.mutex);
-	if (q->bind_flags) {
-		q->bind_flags = 0;
-		q->cpu = -1;
-		q->node = -1;
-		/*
-		 * Out of memory: leave the old map; senders that pick this
-		 * queue find it unroutable and fall back to the shared queue.
-		 */
-		if (fuse_cq_rebuild(fc))
-			pr_warn_ratelimited("fuse: no memory to reroute a closed clone; using the shared queue\n");
-	}
+	if (q->bind_flags)
+		WARN_ON(fuse_cq_set_binding(fc, q, &unbind));
 	spin_lock(&q->iq.lock);
-	q->routable = false;
 	q->fud = NULL;
-	fuse_cq_drain_locked(fc, q, &to_end);
+	fuse_cq_drain_locked(fc, &q->iq, &to_end);
 	spin_unlock(&q->iq.lock);
 	mutex_unlock(&fc->cq.mutex);
 	fuse_cq_end(&to_end);
 }
+
+/*
+ * A resent request goes back to the head of the queue that owns it: the
+ * queue of the device that read it, or the shared one; if that device is
+ * gone, it is routed anew.  Both queues are locked while it moves, so a
+ * requester that gives up meanwhile finds it where it is.
+ */
+static void fuse_cq_requeue(struct fuse_conn *fc, struct fuse_req *req,
+			    struct list_head *to_end)
+{
+	struct fuse_iqueue *fiq = fuse_req_lock_fiq(req), *to = fiq;
+	bool kick = false;
+
+	/* Prevent a stale intr_entry once the request is queued again */
+	if (test_bit(FR_INTERRUPTED, &req->flags))
+		list_del_init(&req->intr_entry);
+	req->in.h.unique |= FUSE_UNIQUE_RESEND;
+	if (fiq->clone && !fuse_cq_of(fiq)->fud)
+		to = fuse_cq_lock_other(fc, req->cpu, fiq) ?: fiq;
+	if (to->connected) {
+		set_bit(FR_PENDING, &req->flags);
+		list_add(&req->list, &to->pending);
+		fuse_req_set_fiq(req, to);
+		wake_up(&to->waitq);
+		kill_fasync(&to->fasync, SIGIO, POLL_IN);
+		kick = !to->clone;
+	} else {
+		list_add_tail(&req->list, to_end);
+	}
+	if (to != fiq)
+		spin_unlock(&to->lock);
+	spin_unlock(&fiq->lock);
+	if (kick)
+		fuse_cq_queued_intr(fc, to);
+}
+
+/**
+ * fuse_cq_resend - FUSE_NOTIFY_RESEND: queue read requests again
+ * @fc: the connection, its cq mutex held since the requests were taken
+ *	off the processing queues
+ * @reqs: those requests, oldest first
+ * @to_end: gets those whose queue is disconnected
+ */
+void fuse_cq_resend(struct fuse_conn *fc, struct list_head *reqs,
+		    struct list_head *to_end)
+{
+	struct fuse_req *req, *next;
+
+	lockdep_assert_held(&fc->cq.mutex);
+	/* Newest first, each to the head of its queue: oldest read first */
+	list_for_each_entry_safe_reverse(req, next, reqs, list) {
+		list_del_init(&req->list);
+		fuse_cq_requeue(fc, req, to_end);
+	}
+}
+
+/* ---- topology ---- */
+
+static void fuse_cq_topo_workfn(struct work_struct *work)
+{
+	struct fuse_conn *fc;
+
+	mutex_lock(&fuse_mutex);
+	list_for_each_entry(fc, &fuse_conn_list, entry) {
+		mutex_lock(&fc->cq.mutex);
+		if (rcu_access_pointer(fc->cq.map))
+			fuse_cq_republish(fc, NULL);
+		mutex_unlock(&fc->cq.mutex);
+	}
+	mutex_unlock(&fuse_mutex);
+}
+
+static DECLARE_WORK(fuse_cq_topo_work, fuse_cq_topo_workfn);
+static enum cpuhp_state fuse_cq_hp_state;
+
+/* A CPU came online, perhaps on another node than before: route anew */
+static int fuse_cq_cpu_online(unsigned int cpu)
+{
+	schedule_work(&fuse_cq_topo_work);
+	return 0;
+}
+
+/**
+ * fuse_cq_init - set up clone queues at module load
+ *
+ * Registers the CPU-hotplug callback that rebuilds routing maps, and says
+ * in the kernel log which fuse module is loaded.
+ *
+ * Return: 0 or a negative errno.
+ */
+int __init fuse_cq_init(void)
+{
+	int ret;
+
+	fuse_cq_steal_delay = max(msecs_to_jiffies(FUSE_CQ_STEAL_DELAY_MS), 1UL);
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "fs/fuse:online",
+					fuse_cq_cpu_online, NULL);
+	if (ret < 0)
+		return ret;
+	fuse_cq_hp_state = ret;
+	pr_info("per-clone input queues available (version %s, base %s)\n",
+		FUSE_CQ_VERSION, FUSE_CQ_BASE);
+	return 0;
+}
+
+/**
+ * fuse_cq_exit - undo fuse_cq_init() at module unload
+ */
+void fuse_cq_exit(void)
+{
+	cpuhp_remove_state_nocalls(fuse_cq_hp_state);
+	cancel_work_sync(&fuse_cq_topo_work);
+}
+
+/* ---- statistics ---- */
 
 static unsigned int fuse_cq_count_queued(struct fuse_iqueue *fiq)
 {
@@ -808,14 +1616,25 @@ static unsigned int fuse_cq_count_queued(struct fuse_iqueue *fiq)
 	return n;
 }
 
+static const char *fuse_cq_bind_name(const struct fuse_cq_queue *q)
+{
+	if (q->bind_flags & FUSE_DEV_BIND_CPU)
+		return q->strict ? "cpu!" : "cpu";
+	if (q->bind_flags & FUSE_DEV_BIND_NODE)
+		return q->strict ? "node!" : "node";
+	return "none";
+}
+
 /**
  * fuse_cq_show - the fusectl "clone_queues" file of a connection
  * @m: the seq_file
  * @fc: the connection
  *
- * One line for the shared queue, then one per device: its id, binding,
- * requests queued now, requests routed to it in total, and of those how
- * many came from its CPU, from its node, from elsewhere.
+ * One line for the shared queue (with the number of routing-map rebuilds
+ * so far), then one per device: its id, binding,
+ * requests and forgets queued now, requests it read (in total, and of
+ * those how many came from its CPU, from its node, from elsewhere), and
+ * work it took over from other devices and others took from it, by reason.
  *
  * Return: 0.
  */
@@ -823,33 +1642,37 @@ int fuse_cq_show(struct seq_file *m, struct fuse_conn *fc)
 {
 	struct fuse_dev *fud;
 
-	seq_puts(m, "dev    bind cpu node queued dispatched local_cpu local_node remote\n");
-	seq_printf(m, "shared -    -   -    %u -\n", fuse_cq_count_queued(&fc->iq));
-
+	seq_puts(m, "dev    bind cpu node queued read local_cpu local_node remote took_busy took_stolen took_intr gave_busy gave_stolen gave_intr\n");
 	mutex_lock(&fc->cq.mutex);
+	seq_printf(m, "shared -    -   -    %u - rebuilds %lu\n",
+		   fuse_cq_count_queued(&fc->iq), fc->cq.rebuilds);
 	spin_lock(&fc->lock);
 	list_for_each_entry(fud, &fc->devices, entry) {
 		struct fuse_cq_queue *q = fud->cq;
-		u64 lv[FUSE_CQ_NR_LEVELS] = {}, disp = 0;
+		u64 lv[FUSE_CQ_NR_LEVELS] = {};
 		unsigned int queued = 0;
-		const char *bind = "none";
+		int i;
 
-		if (q) {
-			spin_lock(&q->iq.lock);
-			disp = q->dispatched;
-			memcpy(lv, q->level, sizeof(lv));
-			spin_unlock(&q->iq.lock);
-			queued = fuse_cq_count_queued(&q->iq);
-			if (q->bind_flags & FUSE_DEV_BIND_CPU)
-				bind = "cpu";
-			else if (q->bind_flags & FUSE_DEV_BIND_NODE)
-				bind = "node";
+		if (!q) {
+			seq_printf(m, "%-6u none -1  -1   0 0 0 0 0 0 0 0 0 0 0\n",
+				   fud->id);
+			continue;
 		}
-		seq_printf(m, "%-6u %-4s %-3d %-4d %u %llu %llu %llu %llu\n",
-			   fud->id, bind, q && q->bind_flags ? q->cpu : -1,
-			   q && q->bind_flags ? q->node : -1, queued, disp,
-			   lv[FUSE_CQ_LOCAL_CPU], lv[FUSE_CQ_LOCAL_NODE],
-			   lv[FUSE_CQ_REMOTE]);
+		spin_lock(&fud->pq.lock);
+		memcpy(lv, q->level, sizeof(lv));
+		spin_unlock(&fud->pq.lock);
+		queued = fuse_cq_count_queued(&q->iq);
+		seq_printf(m, "%-6u %-4s %-3d %-4d %u %llu %llu %llu %llu",
+			   fud->id, fuse_cq_bind_name(q),
+			   q->bind_flags ? q->cpu : -1,
+			   q->bind_flags ? q->node : -1, queued,
+			   lv[0] + lv[1] + lv[2], lv[FUSE_CQ_LOCAL_CPU],
+			   lv[FUSE_CQ_LOCAL_NODE], lv[FUSE_CQ_REMOTE]);
+		for (i = 0; i < FUSE_CQ_NR_MOVES; i++)
+			seq_printf(m, " %ld", atomic_long_read(&q->took[i]));
+		for (i = 0; i < FUSE_CQ_NR_MOVES; i++)
+			seq_printf(m, " %ld", atomic_long_read(&q->gave[i]));
+		seq_putc(m, '\n');
 	}
 	spin_unlock(&fc->lock);
 	mutex_unlock(&fc->cq.mutex);

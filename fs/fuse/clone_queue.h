@@ -1,21 +1,32 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * FUSE: per-clone input queues and CPU-aware request routing.
+ * FUSE: per-clone input queues and CPU-aware, work-conserving routing.
  *
- * Included by fuse_i.h after struct fuse_iqueue; see
- * Documentation/filesystems/fuse-clone-queues.rst for the model.
+ * See Documentation/filesystems/fuse-clone-queues.rst for the model.
  */
 #ifndef _FS_FUSE_CLONE_QUEUE_H
 #define _FS_FUSE_CLONE_QUEUE_H
 
+#include <linux/atomic.h>
+#include <linux/bits.h>
 #include <linux/init.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/poll.h>
 #include <linux/rcupdate.h>
+#include <linux/seqlock.h>
+#include <linux/timer.h>
 #include <linux/types.h>
 
 /* Version of the clone-queue series, shown by modinfo and at load */
-#define FUSE_CQ_VERSION "1.0"
+#define FUSE_CQ_VERSION "1.1"
+
+/* Queues a connection may have; their index is part of the unique ids */
+#define FUSE_CQ_MAX_QUEUES	BIT(16)
+
+/* The flags of struct fuse_dev_bind this kernel knows */
+#define FUSE_CQ_BIND_FLAGS	(FUSE_DEV_BIND_CPU | FUSE_DEV_BIND_NODE | \
+				 FUSE_DEV_BIND_STRICT)
 
 struct fuse_conn;
 struct fuse_dev;
@@ -25,11 +36,11 @@ struct seq_file;
 struct file;
 
 /**
- * enum fuse_cq_level - how well a request's queue matches where it came from
- * @FUSE_CQ_LOCAL_CPU: the queue is bound to the request's CPU
- * @FUSE_CQ_LOCAL_NODE: the queue is bound to the request's node, or to a
- *	CPU on it
- * @FUSE_CQ_REMOTE: nothing is bound near the CPU; round-robin over all
+ * enum fuse_cq_level - where a request came from, seen from its reader
+ * @FUSE_CQ_LOCAL_CPU: the reader is bound to the CPU the request came from
+ * @FUSE_CQ_LOCAL_NODE: the reader is bound to that CPU's node, or to
+ *	another CPU on it
+ * @FUSE_CQ_REMOTE: the reader is bound elsewhere
  * @FUSE_CQ_NR_LEVELS: number of levels
  */
 enum fuse_cq_level {
@@ -40,120 +51,238 @@ enum fuse_cq_level {
 };
 
 /**
- * struct fuse_cq_queue - the input queue of a bound /dev/fuse clone
- * @iq: the queue; @iq.lock also protects @routable, @fud and the counters
- * @fud: the device it serves; NULL once that device is released, when the
- *	queue waits on the connection's list to be reused
- * @entry: on fuse_cq_conn.queues
- * @routable: the routing map may send requests here
- * @bind_flags: FUSE_DEV_BIND_CPU, FUSE_DEV_BIND_NODE or 0 (under the
- *	connection's cq mutex)
- * @cpu: bound CPU, or -1
- * @node: bound node, or the node of the bound CPU, or -1
- * @dispatched: requests and forgets routed here
- * @level: @dispatched split by enum fuse_cq_level
+ * enum fuse_cq_move - why work left the queue the routing rules chose
+ * @FUSE_CQ_MOVE_BUSY: at enqueue, the chosen queue's readers were all busy
+ *	and another bound reader was idle
+ * @FUSE_CQ_MOVE_STOLEN: an idle reader took it from a busy sibling
+ * @FUSE_CQ_MOVE_INTR: an idle reader took a FUSE_INTERRUPT from a busy
+ *	sibling
+ * @FUSE_CQ_NR_MOVES: number of reasons
+ */
+enum fuse_cq_move {
+	FUSE_CQ_MOVE_BUSY,
+	FUSE_CQ_MOVE_STOLEN,
+	FUSE_CQ_MOVE_INTR,
+	FUSE_CQ_NR_MOVES,
+};
+
+/**
+ * struct fuse_cq_queue - the input queue of a /dev/fuse device
+ * @iq: the queue; @iq.lock protects what is queued and the flags below
+ *	marked (q)
+ * @fc: the connection
+ * @fud: the device it serves; NULL while it waits in the connection's pool
+ *	(changed under the connection's cq mutex)
+ * @entry: on fuse_cq_conn.queues (cq mutex)
+ * @index: number of the queue in its connection, part of its unique ids
+ * @pooled: the queue waits in the pool for a new device (cq mutex)
+ * @routable: (q) the routing map may send requests here
+ * @used: (q) the device was bound at least once, so it reads this queue
+ * @strict: requests routed here are read only by this device, which reads
+ *	nothing but them (and the shared queue)
+ * @bind_flags: FUSE_DEV_BIND_CPU, FUSE_DEV_BIND_NODE or 0 (cq mutex)
+ * @cpu: bound CPU, or -1 (cq mutex)
+ * @node: bound node, or the node of the bound CPU, or NUMA_NO_NODE
+ * @home: node the routing map places the queue on (lockless readers)
+ * @waiters: readers of the device in read() that have not taken work yet
+ * @poll_idle: the device's last read or poll found nothing (a poll or
+ *	epoll loop is about to wait)
+ * @overdue: work waited here a whole steal delay while the device's
+ *	readers took nothing
+ * @taken: work the device's readers took from this queue, for the watch
+ * @watch_taken: @taken when the watch timer was armed
+ * @in_handler: a reader of the device took a request and has not answered
+ *	since: with no reader waiting, the device is busy
+ * @timer: watches work queued while no reader waited, see
+ *	fuse_cq_watch()
+ * @level: requests the device read, by where they came from (device's
+ *	processing-queue lock)
+ * @took: work the device's readers took over from others, by reason
+ * @gave: work routed here that others took, by reason
  *
- * A queue is allocated when its device is first bound and freed only with
- * the connection, so a stale pointer to it (in fuse_req.fiq or in an old
- * routing map) is always safe to lock.
+ * Every /dev/fuse device has one, from the moment it is attached to a
+ * connection; it is used once the device is bound.  A queue lives as long
+ * as its connection: when its device goes, it returns to the connection's
+ * pool for the next device, so a stale pointer to it (in fuse_req.fiq or
+ * in the routing map) is always safe to lock.
  */
 struct fuse_cq_queue {
 	struct fuse_iqueue iq;
+	struct fuse_conn *fc;
 	struct fuse_dev *fud;
 	struct list_head entry;
+	unsigned int index;
+	bool pooled;
 	bool routable;
+	bool used;
+	bool strict;
 	u32 bind_flags;
 	int cpu;
 	int node;
-	u64 dispatched;
+	int home;
+	atomic_t waiters;
+	bool poll_idle;
+	bool overdue;
+	bool in_handler;
+	unsigned long taken;
+	unsigned long watch_taken;
+	struct timer_list timer;
 	u64 level[FUSE_CQ_NR_LEVELS];
+	atomic_long_t took[FUSE_CQ_NR_MOVES];
+	atomic_long_t gave[FUSE_CQ_NR_MOVES];
 };
 
 /**
  * struct fuse_cq_span - where one CPU's requests go
  * @start: first candidate in fuse_cq_map.slots
- * @count: number of candidates, taken in turn
- * @level: how the candidates match the CPU
+ * @count: number of candidates
+ * @level: how the candidates match the CPU (enum fuse_cq_level)
+ * @node: the node of the CPU
  */
 struct fuse_cq_span {
-	u32 start;
-	u16 count;
-	u8 level;
+	u64 start : 24;
+	u64 count : 24;
+	u64 level : 2;
+	u64 node : 14;
 };
 
 /**
  * struct fuse_cq_map - the routing table of a connection
- * @rcu: for freeing after readers are done
- * @cursor: per-CPU turn-taking counter
+ * @rcu: for freeing after readers are done, when it is replaced by a
+ *	larger one
+ * @seq: in-place rebuilds; written with the shared queue's lock held
+ * @cursor: per-CPU position among several candidates
+ * @distance: synthetic node distances (KUnit), else NULL for node_distance()
  * @nr_cpus: entries in @span
+ * @nr_nodes: entries in @node_start, less one
  * @nr_queues: bound queues; they are the first entries of @slots
- * @span: per CPU, its candidates in @slots
+ * @capacity: bound queues the map has room for
+ * @node_start: per node, where its list starts in @slots
+ * @nearest: per node, the nearest node with bound queues, or -1
  * @slots: all bound queues, then the per-node lists, then the per-CPU lists
+ * @span: per CPU, its candidates in @slots
  *
- * Built under the connection's cq mutex whenever a binding changes and
- * published with RCU; a sender looks up its CPU in O(1).
+ * One allocation, rebuilt in place under the connection's cq mutex when a
+ * binding changes (so that an unbind or a close never needs memory), and
+ * replaced through RCU only when it must grow.  A sender looks up its CPU
+ * in O(1).
  */
 struct fuse_cq_map {
 	struct rcu_head rcu;
+	seqcount_spinlock_t seq;
 	unsigned int __percpu *cursor;
+	const u8 *distance;
 	unsigned int nr_cpus;
+	unsigned int nr_nodes;
 	unsigned int nr_queues;
-	struct fuse_cq_span *span;
-	struct fuse_cq_queue *slots[];
+	unsigned int capacity;
+	u32 *node_start;
+	s16 *nearest;
+	struct fuse_cq_queue **slots;
+	struct fuse_cq_span span[];
 };
 
 /**
  * struct fuse_cq_conn - clone-queue state of a connection
- * @mutex: serializes binding, unbinding, device release and map rebuilds
- * @map: the routing table, NULL while no device is bound
- * @cursor: per-CPU turn-taking counters, shared by successive maps
- * @queues: every clone queue of the connection, live or waiting for reuse
+ * @mutex: serializes binding, unbinding, device attach and release, map
+ *	rebuilds, and every path that holds two input-queue locks at once
+ * @map: the routing table; NULL until the first binding
+ * @cursor: per-CPU positions among candidates, for every map
+ * @queues: every device queue of the connection, in use or pooled
+ * @nr_queues: entries on @queues
  * @next_dev_id: id for the next device installed (under fuse_conn.lock)
+ * @help: hint that work waits on a busy queue: idle bound readers look for
+ *	it before they sleep
+ * @rebuilds: routing map rebuilds, for the statistics
  */
 struct fuse_cq_conn {
-	struct mutex mutex;	/* bindings and map rebuilds */
+	struct mutex mutex;	/* bindings, map rebuilds, queue moves */
 	struct fuse_cq_map __rcu *map;
 	unsigned int __percpu *cursor;
 	struct list_head queues;
+	unsigned int nr_queues;
 	unsigned int next_dev_id;
+	unsigned long help;
+	unsigned long rebuilds;
 };
 
 /**
- * struct fuse_cq_topo - CPU topology the routing table is built for
+ * struct fuse_cq_topo - CPU topology a routing table is built for
  * @nr_cpus: CPUs numbered 0 .. @nr_cpus - 1
- * @cpu_node: node of each CPU, or NULL for the machine's own cpu_to_node()
+ * @nr_nodes: nodes numbered 0 .. @nr_nodes - 1
+ * @cpu_node: node of each CPU, or NULL for the machine's cpu_to_node()
+ * @distance: @nr_nodes x @nr_nodes distances, or NULL for node_distance()
  *
  * The KUnit tests pass synthetic topologies.
  */
 struct fuse_cq_topo {
 	unsigned int nr_cpus;
+	unsigned int nr_nodes;
 	const int *cpu_node;
+	const u8 *distance;
 };
 
-void __init fuse_cq_announce(void);
+/**
+ * struct fuse_cq_choice - what fuse_cq_map_choose() decided
+ * @routed: the queue the routing rules name
+ * @busy: @routed's readers were all busy
+ * @spilled: the request goes to an idle reader instead of @routed
+ */
+struct fuse_cq_choice {
+	struct fuse_cq_queue *routed;
+	bool busy;
+	bool spilled;
+};
+
+static inline struct fuse_cq_queue *fuse_cq_of(struct fuse_iqueue *fiq)
+{
+	return container_of(fiq, struct fuse_cq_queue, iq);
+}
+
+int __init fuse_cq_init(void);
+void fuse_cq_exit(void);
 void fuse_cq_conn_init(struct fuse_cq_conn *cq);
 void fuse_cq_conn_free(struct fuse_conn *fc);
+int fuse_cq_attach(struct fuse_conn *fc, struct fuse_dev *fud);
+void fuse_cq_detach(struct fuse_dev *fud);
 void fuse_cq_dev_release(struct fuse_dev *fud);
+u64 fuse_cq_unique(struct fuse_cq_queue *q, u64 ctr);
 struct fuse_iqueue *fuse_cq_lock_target(struct fuse_conn *fc, int cpu,
-					bool *kick)
-	__acquires(fiq->lock);
-void fuse_cq_requeue(struct fuse_conn *fc, struct fuse_req *req,
-		     struct list_head *to_end);
-void fuse_cq_kick(struct fuse_conn *fc);
-u64 fuse_cq_unique(void);
-long fuse_cq_ioctl_bind(struct file *file, struct fuse_dev *fud,
+					struct fuse_cq_choice *ch)
+	__acquires(lock);
+void fuse_cq_queued(struct fuse_conn *fc, struct fuse_iqueue *fiq,
+		    const struct fuse_cq_choice *ch);
+void fuse_cq_queued_intr(struct fuse_conn *fc, struct fuse_iqueue *fiq);
+struct fuse_iqueue *fuse_cq_lock_readable(struct fuse_dev *fud)
+	__acquires(lock);
+void fuse_cq_nothing(struct fuse_dev *fud);
+void fuse_cq_took(struct fuse_dev *fud, struct fuse_iqueue *fiq,
+		  struct fuse_req *req, bool intr);
+void fuse_cq_read_done(struct fuse_dev *fud, struct fuse_req *req);
+void fuse_cq_replied(struct fuse_dev *fud);
+int fuse_cq_wait(struct fuse_dev *fud, bool *idle);
+void fuse_cq_unidle(struct fuse_dev *fud, bool *idle);
+__poll_t fuse_cq_poll(struct fuse_dev *fud);
+void fuse_cq_resend(struct fuse_conn *fc, struct list_head *reqs,
+		    struct list_head *to_end);
+long fuse_cq_ioctl_bind(struct fuse_dev *fud,
 			const struct fuse_dev_bind __user *argp);
 long fuse_cq_ioctl_get_bind(struct fuse_dev *fud,
 			    struct fuse_dev_bind __user *argp);
 int fuse_cq_show(struct seq_file *m, struct fuse_conn *fc);
 
-struct fuse_cq_map *fuse_cq_map_build(const struct fuse_cq_topo *topo,
-				      struct fuse_cq_queue *const *bound,
-				      unsigned int nr_bound,
+struct fuse_cq_map *fuse_cq_map_alloc(const struct fuse_cq_topo *topo,
+				      unsigned int capacity, spinlock_t *lock,
 				      unsigned int __percpu *cursor);
+void fuse_cq_map_fill(struct fuse_cq_map *map,
+		      const struct fuse_cq_topo *topo);
 void fuse_cq_map_free(struct fuse_cq_map *map);
-struct fuse_cq_queue *fuse_cq_map_pick(struct fuse_cq_map *map,
-				       unsigned int cpu,
-				       enum fuse_cq_level *level);
+struct fuse_cq_queue *fuse_cq_map_choose(struct fuse_cq_map *map,
+					 unsigned int cpu,
+					 struct fuse_cq_choice *ch);
+bool fuse_cq_map_has(struct fuse_cq_map *map, unsigned int cpu,
+		     struct fuse_cq_queue *q);
+void fuse_cq_queue_init(struct fuse_cq_queue *q, struct fuse_conn *fc,
+			unsigned int index);
 
 #endif /* _FS_FUSE_CLONE_QUEUE_H */

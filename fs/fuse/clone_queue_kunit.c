@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit tests of the FUSE clone-queue routing map, on synthetic topologies.
+ * KUnit tests of the FUSE clone-queue routing map and of the choice among
+ * candidates, on synthetic topologies.
  */
 
 #include "fuse_i.h"
@@ -8,12 +9,12 @@
 #include <kunit/test.h>
 #include <linux/percpu.h>
 
-#define NR_Q 4
+#define NR_Q 6
 
 struct cq_test {
 	struct fuse_cq_queue q[NR_Q];
-	struct fuse_cq_queue *bound[NR_Q];
 	unsigned int nr;
+	spinlock_t lock;	/* the shared queue's, for the map's seqcount */
 	unsigned int __percpu *cursor;
 	struct fuse_cq_map *map;
 };
@@ -21,11 +22,15 @@ struct cq_test {
 static int cq_test_init(struct kunit *test)
 {
 	struct cq_test *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+	unsigned int i;
 
 	KUNIT_ASSERT_NOT_NULL(test, t);
 	t->cursor = alloc_percpu(unsigned int);
 	if (!t->cursor)
 		return -ENOMEM;
+	spin_lock_init(&t->lock);
+	for (i = 0; i < NR_Q; i++)
+		fuse_cq_queue_init(&t->q[i], NULL, i);
 	test->priv = t;
 	return 0;
 }
@@ -38,35 +43,50 @@ static void cq_test_exit(struct kunit *test)
 	free_percpu(t->cursor);
 }
 
-static void bind_cpu(struct cq_test *t, int cpu)
+static struct fuse_cq_queue *bind_cpu(struct cq_test *t, int cpu)
 {
-	struct fuse_cq_queue *q = &t->q[t->nr];
+	struct fuse_cq_queue *q = &t->q[t->nr++];
 
 	q->bind_flags = FUSE_DEV_BIND_CPU;
 	q->cpu = cpu;
-	q->node = -1;
-	t->bound[t->nr++] = q;
+	q->node = NUMA_NO_NODE;
+	return q;
 }
 
-static void bind_node(struct cq_test *t, int node)
+static struct fuse_cq_queue *bind_node(struct cq_test *t, int node)
 {
-	struct fuse_cq_queue *q = &t->q[t->nr];
+	struct fuse_cq_queue *q = &t->q[t->nr++];
 
 	q->bind_flags = FUSE_DEV_BIND_NODE;
 	q->cpu = -1;
 	q->node = node;
-	t->bound[t->nr++] = q;
+	return q;
 }
 
-static void build(struct kunit *test, const int *cpu_node, unsigned int nr_cpus)
+/* Fill @t->map (allocated on first use) with the queues bound so far */
+static void fill(struct kunit *test, const struct fuse_cq_topo *topo)
 {
 	struct cq_test *t = test->priv;
-	struct fuse_cq_topo topo = { .nr_cpus = nr_cpus, .cpu_node = cpu_node };
+	unsigned int i;
 
-	t->map = fuse_cq_map_build(&topo, t->bound, t->nr, t->cursor);
-	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(t->map));
-	KUNIT_EXPECT_EQ(test, t->map->nr_cpus, nr_cpus);
-	KUNIT_EXPECT_EQ(test, t->map->nr_queues, t->nr);
+	if (!t->map)
+		t->map = fuse_cq_map_alloc(topo, NR_Q, &t->lock, t->cursor);
+	KUNIT_ASSERT_NOT_NULL(test, t->map);
+	for (i = 0; i < t->nr; i++)
+		t->map->slots[i] = &t->q[i];
+	t->map->nr_queues = t->nr;
+	fuse_cq_map_fill(t->map, topo);
+	KUNIT_EXPECT_EQ(test, t->map->nr_cpus, topo->nr_cpus);
+}
+
+static void build(struct kunit *test, const int *cpu_node, unsigned int nr_cpus,
+		  unsigned int nr_nodes)
+{
+	struct fuse_cq_topo topo = {
+		.nr_cpus = nr_cpus, .nr_nodes = nr_nodes, .cpu_node = cpu_node,
+	};
+
+	fill(test, &topo);
 }
 
 /* CPU @cpu's candidates are exactly queues @want (indexes into t->q) */
@@ -77,11 +97,48 @@ static void expect_span(struct kunit *test, unsigned int cpu, u8 level,
 	const struct fuse_cq_span *s = &t->map->span[cpu];
 	unsigned int i;
 
-	KUNIT_EXPECT_EQ_MSG(test, s->level, level, "cpu %u", cpu);
-	KUNIT_ASSERT_EQ_MSG(test, s->count, count, "cpu %u", cpu);
+	unsigned int got_level = s->level, got_count = s->count;
+	unsigned int start = s->start;
+
+	KUNIT_EXPECT_EQ_MSG(test, got_level, level, "cpu %u", cpu);
+	KUNIT_ASSERT_EQ_MSG(test, got_count, count, "cpu %u", cpu);
 	for (i = 0; i < count; i++)
-		KUNIT_EXPECT_PTR_EQ_MSG(test, t->map->slots[s->start + i],
+		KUNIT_EXPECT_PTR_EQ_MSG(test, t->map->slots[start + i],
 					&t->q[want[i]], "cpu %u slot %u", cpu, i);
+}
+
+static struct fuse_cq_queue *choose(struct kunit *test, unsigned int cpu,
+				    struct fuse_cq_choice *ch)
+{
+	struct cq_test *t = test->priv;
+	struct fuse_cq_queue *q;
+
+	/* The cursor is per CPU: stay on one */
+	migrate_disable();
+	q = fuse_cq_map_choose(t->map, cpu, ch);
+	migrate_enable();
+	return q;
+}
+
+/* Reader states, as the read and write paths set them */
+static void set_idle(struct fuse_cq_queue *q)
+{
+	atomic_set(&q->waiters, 1);
+	q->in_handler = false;
+}
+
+static void set_busy(struct fuse_cq_queue *q)
+{
+	atomic_set(&q->waiters, 0);
+	q->poll_idle = false;
+	q->in_handler = true;
+}
+
+static void set_on_its_way_back(struct fuse_cq_queue *q)
+{
+	atomic_set(&q->waiters, 0);
+	q->poll_idle = false;
+	q->in_handler = false;
 }
 
 static const int two_nodes[4] = { 0, 0, 1, 1 };
@@ -94,7 +151,7 @@ static void cq_all_cpus_bound(struct kunit *test)
 
 	for (cpu = 0; cpu < 4; cpu++)
 		bind_cpu(t, cpu);
-	build(test, two_nodes, 4);
+	build(test, two_nodes, 4, 2);
 	for (cpu = 0; cpu < 4; cpu++)
 		expect_span(test, cpu, FUSE_CQ_LOCAL_CPU, 1,
 			    (unsigned int[]){ cpu });
@@ -106,7 +163,7 @@ static void cq_one_per_node(struct kunit *test)
 
 	bind_node(t, 1);
 	bind_node(t, 0);
-	build(test, two_nodes, 4);
+	build(test, two_nodes, 4, 2);
 	expect_span(test, 0, FUSE_CQ_LOCAL_NODE, 1, (unsigned int[]){ 1 });
 	expect_span(test, 1, FUSE_CQ_LOCAL_NODE, 1, (unsigned int[]){ 1 });
 	expect_span(test, 2, FUSE_CQ_LOCAL_NODE, 1, (unsigned int[]){ 0 });
@@ -119,10 +176,10 @@ static void cq_one_node_only(struct kunit *test)
 
 	bind_cpu(t, 0);
 	bind_cpu(t, 1);
-	build(test, two_nodes, 4);
+	build(test, two_nodes, 4, 2);
 	expect_span(test, 0, FUSE_CQ_LOCAL_CPU, 1, (unsigned int[]){ 0 });
 	expect_span(test, 1, FUSE_CQ_LOCAL_CPU, 1, (unsigned int[]){ 1 });
-	/* Node 1 has nothing bound: every bound queue, in turn */
+	/* Node 1 has nothing bound: the nearest node's queues */
 	expect_span(test, 2, FUSE_CQ_REMOTE, 2, (unsigned int[]){ 0, 1 });
 	expect_span(test, 3, FUSE_CQ_REMOTE, 2, (unsigned int[]){ 0, 1 });
 }
@@ -134,7 +191,7 @@ static void cq_cpu_and_node_bindings(struct kunit *test)
 	bind_node(t, 1);
 	bind_cpu(t, 0);
 	bind_cpu(t, 3);
-	build(test, two_nodes, 4);
+	build(test, two_nodes, 4, 2);
 	expect_span(test, 0, FUSE_CQ_LOCAL_CPU, 1, (unsigned int[]){ 1 });
 	/* A CPU binding counts for its node */
 	expect_span(test, 1, FUSE_CQ_LOCAL_NODE, 1, (unsigned int[]){ 1 });
@@ -142,31 +199,56 @@ static void cq_cpu_and_node_bindings(struct kunit *test)
 	expect_span(test, 3, FUSE_CQ_LOCAL_CPU, 1, (unsigned int[]){ 2 });
 }
 
-static void cq_two_on_one_cpu(struct kunit *test)
+static void cq_two_strict_on_one_cpu(struct kunit *test)
 {
 	struct cq_test *t = test->priv;
-	unsigned int hits[2] = {}, other = 0, i;
-	enum fuse_cq_level level;
+	struct fuse_cq_choice ch;
+	unsigned int hits[2] = {}, i;
 
-	bind_cpu(t, 2);
-	bind_cpu(t, 2);
-	build(test, two_nodes, 4);
+	bind_cpu(t, 2)->strict = true;
+	bind_cpu(t, 2)->strict = true;
+	build(test, two_nodes, 4, 2);
 	expect_span(test, 2, FUSE_CQ_LOCAL_CPU, 2, (unsigned int[]){ 0, 1 });
 	expect_span(test, 3, FUSE_CQ_LOCAL_NODE, 2, (unsigned int[]){ 0, 1 });
 	expect_span(test, 0, FUSE_CQ_REMOTE, 2, (unsigned int[]){ 0, 1 });
 
-	/* They take turns: the cursor is per CPU, so stay on one */
-	migrate_disable();
-	for (i = 0; i < 100; i++) {
-		struct fuse_cq_queue *q = fuse_cq_map_pick(t->map, 2, &level);
-
-		hits[q - t->q]++;
-		other += level != FUSE_CQ_LOCAL_CPU;
-	}
-	migrate_enable();
-	KUNIT_EXPECT_EQ(test, other, 0);
+	/* Strict queues take turns, busy or not */
+	set_busy(&t->q[0]);
+	set_idle(&t->q[1]);
+	for (i = 0; i < 100; i++)
+		hits[choose(test, 2, &ch) - t->q]++;
 	KUNIT_EXPECT_EQ(test, hits[0], 50);
 	KUNIT_EXPECT_EQ(test, hits[1], 50);
+	KUNIT_EXPECT_FALSE(test, ch.spilled);
+}
+
+static void cq_two_on_one_cpu_reuse_last(struct kunit *test)
+{
+	struct cq_test *t = test->priv;
+	struct fuse_cq_choice ch;
+	struct fuse_cq_queue *first;
+	unsigned int i, same = 0;
+
+	bind_cpu(t, 2);
+	bind_cpu(t, 2);
+	build(test, two_nodes, 4, 2);
+	set_idle(&t->q[0]);
+	set_idle(&t->q[1]);
+
+	/* The queue used last is used again while it is not busy */
+	first = choose(test, 2, &ch);
+	for (i = 0; i < 100; i++) {
+		same += choose(test, 2, &ch) == first;
+		set_on_its_way_back(first);
+	}
+	KUNIT_EXPECT_EQ(test, same, 100);
+
+	/* Busy: the other candidate, which is then the one kept */
+	set_busy(first);
+	KUNIT_EXPECT_PTR_NE(test, choose(test, 2, &ch), first);
+	KUNIT_EXPECT_FALSE(test, ch.spilled);
+	set_on_its_way_back(first);
+	KUNIT_EXPECT_PTR_NE(test, choose(test, 2, &ch), first);
 }
 
 static void cq_node_without_cpus(struct kunit *test)
@@ -176,7 +258,7 @@ static void cq_node_without_cpus(struct kunit *test)
 
 	/* Node 1 exists for the binding but has no CPU */
 	bind_node(t, 1);
-	build(test, one_node, 4);
+	build(test, one_node, 4, 2);
 	for (cpu = 0; cpu < 4; cpu++)
 		expect_span(test, cpu, FUSE_CQ_REMOTE, 1,
 			    (unsigned int[]){ 0 });
@@ -184,23 +266,179 @@ static void cq_node_without_cpus(struct kunit *test)
 
 static void cq_nothing_bound(struct kunit *test)
 {
-	struct cq_test *t = test->priv;
-	struct fuse_cq_topo topo = { .nr_cpus = 4, .cpu_node = two_nodes };
+	struct fuse_cq_choice ch;
+	unsigned int cpu;
 
-	KUNIT_EXPECT_NULL(test, fuse_cq_map_build(&topo, t->bound, 0,
-						  t->cursor));
+	build(test, two_nodes, 4, 2);
+	for (cpu = 0; cpu < 4; cpu++)
+		KUNIT_EXPECT_NULL(test, choose(test, cpu, &ch));
 }
 
-static void cq_pick_out_of_range(struct kunit *test)
+static void cq_out_of_range(struct kunit *test)
 {
 	struct cq_test *t = test->priv;
-	enum fuse_cq_level level;
+	struct fuse_cq_choice ch;
 
 	bind_cpu(t, 0);
-	build(test, two_nodes, 4);
+	build(test, two_nodes, 4, 2);
 	/* A CPU past the table is treated as CPU 0, never read past it */
-	KUNIT_EXPECT_PTR_EQ(test, fuse_cq_map_pick(t->map, 1000, &level),
-			    &t->q[0]);
+	KUNIT_EXPECT_PTR_EQ(test, choose(test, 1000, &ch), &t->q[0]);
+	KUNIT_EXPECT_TRUE(test, fuse_cq_map_has(t->map, 1000, &t->q[0]));
+}
+
+/*
+ * Four nodes of one CPU each: 0-1 and 2-3 close (two dies of a socket),
+ * the sockets far apart.
+ */
+static const int four_nodes[4] = { 0, 1, 2, 3 };
+static const u8 four_dist[16] = {
+	10, 12, 32, 32,
+	12, 10, 32, 32,
+	32, 32, 10, 12,
+	32, 32, 12, 10,
+};
+
+static void cq_nearest_node(struct kunit *test)
+{
+	struct cq_test *t = test->priv;
+	struct fuse_cq_topo topo = {
+		.nr_cpus = 4, .nr_nodes = 4, .cpu_node = four_nodes,
+		.distance = four_dist,
+	};
+
+	bind_node(t, 1);
+	bind_node(t, 3);
+	fill(test, &topo);
+	expect_span(test, 0, FUSE_CQ_REMOTE, 1, (unsigned int[]){ 0 });
+	expect_span(test, 1, FUSE_CQ_LOCAL_NODE, 1, (unsigned int[]){ 0 });
+	expect_span(test, 2, FUSE_CQ_REMOTE, 1, (unsigned int[]){ 1 });
+	expect_span(test, 3, FUSE_CQ_LOCAL_NODE, 1, (unsigned int[]){ 1 });
+
+	/* Equally far: the first node after the CPU's own, in numbering */
+	t->nr = 0;
+	bind_node(t, 2);
+	bind_node(t, 3);
+	fill(test, &topo);
+	expect_span(test, 0, FUSE_CQ_REMOTE, 1, (unsigned int[]){ 0 });
+	expect_span(test, 1, FUSE_CQ_REMOTE, 1, (unsigned int[]){ 0 });
+}
+
+static void cq_refill_in_place(struct kunit *test)
+{
+	struct cq_test *t = test->priv;
+	struct fuse_cq_map *map;
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < 4; cpu++)
+		bind_cpu(t, cpu);
+	build(test, two_nodes, 4, 2);
+	map = t->map;
+	/* Unbind CPUs 2 and 3: the same map, rebuilt */
+	t->nr = 2;
+	build(test, two_nodes, 4, 2);
+	KUNIT_EXPECT_PTR_EQ(test, t->map, map);
+	KUNIT_EXPECT_EQ(test, t->map->nr_queues, 2);
+	expect_span(test, 0, FUSE_CQ_LOCAL_CPU, 1, (unsigned int[]){ 0 });
+	expect_span(test, 3, FUSE_CQ_REMOTE, 2, (unsigned int[]){ 0, 1 });
+	KUNIT_EXPECT_FALSE(test, fuse_cq_map_has(t->map, 3, &t->q[3]));
+	KUNIT_EXPECT_TRUE(test, fuse_cq_map_has(t->map, 3, &t->q[1]));
+}
+
+/* CPUs 0-1 on node 0 with one queue each, 2-3 on node 1 likewise */
+static void bind_per_cpu(struct kunit *test)
+{
+	struct cq_test *t = test->priv;
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < 4; cpu++)
+		set_idle(bind_cpu(t, cpu));
+	build(test, two_nodes, 4, 2);
+}
+
+static void cq_choose_idle_back_busy(struct kunit *test)
+{
+	struct cq_test *t = test->priv;
+	struct fuse_cq_choice ch;
+
+	bind_per_cpu(test);
+	/* Idle, or on its way back to read(): stays local */
+	KUNIT_EXPECT_PTR_EQ(test, choose(test, 0, &ch), &t->q[0]);
+	KUNIT_EXPECT_FALSE(test, ch.spilled || ch.busy);
+	set_on_its_way_back(&t->q[0]);
+	KUNIT_EXPECT_PTR_EQ(test, choose(test, 0, &ch), &t->q[0]);
+	/* A poll loop about to wait counts as idle */
+	set_busy(&t->q[0]);
+	t->q[0].poll_idle = true;
+	KUNIT_EXPECT_PTR_EQ(test, choose(test, 0, &ch), &t->q[0]);
+
+	/* Busy: an idle reader on the same node first */
+	set_busy(&t->q[0]);
+	KUNIT_EXPECT_PTR_EQ(test, choose(test, 0, &ch), &t->q[1]);
+	KUNIT_EXPECT_TRUE(test, ch.spilled);
+	KUNIT_EXPECT_PTR_EQ(test, ch.routed, &t->q[0]);
+	/* ... then the other node */
+	set_busy(&t->q[1]);
+	KUNIT_EXPECT_PTR_EQ(test, choose(test, 0, &ch), &t->q[2]);
+	KUNIT_EXPECT_TRUE(test, ch.spilled);
+	/* Free but on its way back: after idle ones, same node first */
+	set_on_its_way_back(&t->q[2]);
+	set_busy(&t->q[3]);
+	KUNIT_EXPECT_PTR_EQ(test, choose(test, 0, &ch), &t->q[2]);
+	KUNIT_EXPECT_TRUE(test, ch.spilled);
+	set_on_its_way_back(&t->q[1]);
+	set_idle(&t->q[3]);
+	KUNIT_EXPECT_PTR_EQ(test, choose(test, 0, &ch), &t->q[1]);
+	set_busy(&t->q[1]);
+	KUNIT_EXPECT_PTR_EQ(test, choose(test, 0, &ch), &t->q[3]);
+	set_busy(&t->q[3]);
+	/* Every reader busy: where the rules send it, marked busy */
+	set_busy(&t->q[2]);
+	KUNIT_EXPECT_PTR_EQ(test, choose(test, 0, &ch), &t->q[0]);
+	KUNIT_EXPECT_TRUE(test, ch.busy);
+	KUNIT_EXPECT_FALSE(test, ch.spilled);
+}
+
+static void cq_strict_neither_gives_nor_takes(struct kunit *test)
+{
+	struct cq_test *t = test->priv;
+	struct fuse_cq_choice ch;
+
+	bind_per_cpu(test);
+	/* A busy strict queue keeps its requests */
+	t->q[0].strict = true;
+	set_busy(&t->q[0]);
+	KUNIT_EXPECT_PTR_EQ(test, choose(test, 0, &ch), &t->q[0]);
+	KUNIT_EXPECT_FALSE(test, ch.spilled);
+	/* An idle strict queue takes nothing routed elsewhere */
+	t->q[0].strict = false;
+	t->q[1].strict = true;
+	KUNIT_EXPECT_PTR_EQ(test, choose(test, 0, &ch), &t->q[2]);
+}
+
+static void cq_unique_ids(struct kunit *test)
+{
+	struct cq_test *t = test->priv;
+	u64 a, b, c;
+
+	spin_lock(&t->q[0].iq.lock);
+	a = fuse_cq_unique(&t->q[0], 2);
+	c = fuse_cq_unique(&t->q[0], 4);
+	spin_unlock(&t->q[0].iq.lock);
+	spin_lock(&t->q[5].iq.lock);
+	b = fuse_cq_unique(&t->q[5], 2);
+	spin_unlock(&t->q[5].iq.lock);
+
+	/* Disjoint from the shared counter, interrupt and resend bits clear */
+	KUNIT_EXPECT_TRUE(test, a & BIT_ULL(62));
+	KUNIT_EXPECT_FALSE(test, a & (BIT_ULL(63) | BIT_ULL(0)));
+	/* Same counter on two queues: two ids; two counts on one: two ids */
+	KUNIT_EXPECT_NE(test, a, b);
+	KUNIT_EXPECT_NE(test, a, c);
+	KUNIT_EXPECT_EQ(test, b >> 46 & 0xffff, 5);
+	/* The counter wraps inside its own bits */
+	spin_lock(&t->q[5].iq.lock);
+	KUNIT_EXPECT_EQ(test, fuse_cq_unique(&t->q[5], BIT_ULL(46) + 2), b);
+	spin_unlock(&t->q[5].iq.lock);
 }
 
 static struct kunit_case fuse_cq_cases[] = {
@@ -208,10 +446,16 @@ static struct kunit_case fuse_cq_cases[] = {
 	KUNIT_CASE(cq_one_per_node),
 	KUNIT_CASE(cq_one_node_only),
 	KUNIT_CASE(cq_cpu_and_node_bindings),
-	KUNIT_CASE(cq_two_on_one_cpu),
+	KUNIT_CASE(cq_two_strict_on_one_cpu),
+	KUNIT_CASE(cq_two_on_one_cpu_reuse_last),
 	KUNIT_CASE(cq_node_without_cpus),
 	KUNIT_CASE(cq_nothing_bound),
-	KUNIT_CASE(cq_pick_out_of_range),
+	KUNIT_CASE(cq_out_of_range),
+	KUNIT_CASE(cq_nearest_node),
+	KUNIT_CASE(cq_refill_in_place),
+	KUNIT_CASE(cq_choose_idle_back_busy),
+	KUNIT_CASE(cq_strict_neither_gives_nor_takes),
+	KUNIT_CASE(cq_unique_ids),
 	{}
 };
 
