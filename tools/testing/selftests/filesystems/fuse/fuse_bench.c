@@ -7,11 +7,14 @@
  *               unbound  one clone per CPU, its reader pinned to the CPU
  *                        (what libfuse -o clone_fd does today)
  *               bound    the same, each clone bound to its CPU
+ *               strict   the same, bound with FUSE_DEV_BIND_STRICT
  *     WORKLOAD: getattr  fstat() of an open file (GETATTR, attr timeout 0)
  *               read     4 KiB pread() of a direct-io file (READ)
  *               open     open() + close() (OPEN, FLUSH, RELEASE)
  *               create   creat() + unlink() (LOOKUP, CREATE, FLUSH,
  *                        RELEASE, UNLINK)
+ *               mixed    getattr, but one operation in 100 is a LOOKUP the
+ *                        daemon takes 20 ms to answer
  *     THREADS:  load threads, pinned to CPUs 0 .. THREADS-1
  *     OPS:      operations per thread
  *
@@ -23,7 +26,13 @@
  *   mode workload threads ops secs ops_per_s p50_us p99_us
  *   local_cpu_pct local_node_pct ctxsw_per_req ipi_per_req requests
  * The local shares count requests whose issuing thread is known from the
- * pid in their header (RELEASE and FORGET carry none).
+ * pid in their header (RELEASE and FORGET carry none).  The mixed workload
+ * prints instead:
+ *   mixed mode threads ops secs ops_per_s fast_p50_us fast_p99_us
+ *   fast_p999_us slow_p50_us local_cpu_pct local_node_pct moved requests
+ * where the percentiles are of the immediate requests alone and "moved"
+ * counts requests the kernel gave to, or let be taken by, another clone
+ * than the one the routing rules named (fusectl clone_queues).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -40,6 +49,8 @@
 #include "fuse_srv.h"
 
 #define MAX_TID 65536
+#define SLOW_EVERY 100
+#define SLOW_US 20000
 
 static int tid_cpu[MAX_TID];
 static int cpu_node_of[FSRV_MAX_FDS];
@@ -55,6 +66,10 @@ static bool bench_hook(struct fsrv *srv, int idx,
 {
 	int from = tid_cpu[in->pid % MAX_TID] - 1, me = sched_getcpu();
 	struct fd_stat *st = &fdstat[idx];
+
+	/* The slow requests of the mixed workload */
+	if (in->opcode == FUSE_LOOKUP && !strncmp(arg, "slow-", 5))
+		usleep(SLOW_US);
 
 	st->reqs++;
 	/* Requests sent without a pid (RELEASE, FORGET) have no known origin */
@@ -72,6 +87,8 @@ struct worker {
 	int cpu;
 	long ops;
 	double *lat;
+	double *slow;	/* mixed: latencies of the slow requests */
+	long nfast, nslow;
 	int err;
 	pthread_barrier_t *start;
 	pthread_t thr;
@@ -96,7 +113,8 @@ static void *work(void *p)
 	w->err = pin_to_cpu(w->cpu);
 	tid_cpu[gettid() % MAX_TID] = w->cpu + 1;
 	snprintf(path, sizeof(path), "%s/b%d", w->mnt, w->cpu);
-	if (!strcmp(w->workload, "getattr") || !strcmp(w->workload, "read")) {
+	if (!strcmp(w->workload, "getattr") || !strcmp(w->workload, "read") ||
+	    !strcmp(w->workload, "mixed")) {
 		fd = open(path, O_RDONLY);
 		if (fd < 0)
 			w->err = errno;
@@ -106,7 +124,16 @@ static void *work(void *p)
 		double t0 = now_us();
 		int r = 0;
 
-		if (!strcmp(w->workload, "getattr")) {
+		if (!strcmp(w->workload, "mixed") && i % SLOW_EVERY == SLOW_EVERY / 2) {
+			snprintf(path, sizeof(path), "%s/slow-%d-%ld", w->mnt,
+				 w->cpu, i);
+			r = stat(path, &st);
+			if (!r) {
+				w->slow[w->nslow++] = now_us() - t0;
+				continue;
+			}
+		} else if (!strcmp(w->workload, "getattr") ||
+			   !strcmp(w->workload, "mixed")) {
 			r = fstat(fd, &st);
 		} else if (!strcmp(w->workload, "read")) {
 			r = pread(fd, buf, sizeof(buf), 0) == 4096 ? 0 : -1;
@@ -128,7 +155,7 @@ static void *work(void *p)
 			w->err = errno ? errno : EIO;
 			break;
 		}
-		w->lat[i] = now_us() - t0;
+		w->lat[w->nfast++] = now_us() - t0;
 	}
 	if (fd >= 0)
 		close(fd);
@@ -186,6 +213,28 @@ static unsigned long long proc_ipis(void)
 
 static int pipe_bench(const char *how, long ops);
 
+/* Requests moved off the clone the rules named: took_busy + took_stolen */
+static long moved(struct fsrv *srv)
+{
+	long sum = 0, v;
+	int id;
+
+	for (id = 0; id < srv->nfds; id++) {
+		v = fsrv_cq_field(srv, id, 9);
+		if (v < 0)
+			return -1;
+		sum += v + fsrv_cq_field(srv, id, 10);
+	}
+	return sum;
+}
+
+static double pct(const double *v, long n, double p)
+{
+	long i = (long)(n * p);
+
+	return n ? v[i < n ? i : n - 1] : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode, *workload;
@@ -195,13 +244,14 @@ int main(int argc, char **argv)
 	unsigned long long ctx0, ctx1, ipi0, ipi1;
 	uint64_t reqs = 0, known = 0, lc = 0, ln = 0;
 	pthread_barrier_t start;
-	double t0, secs, *all;
+	double t0, secs, *all, *slow;
+	char mvbuf[32];
 	long ops, n = 0;
 
 	if (argc == 4 && !strcmp(argv[1], "pipe"))
 		return pipe_bench(argv[2], atol(argv[3]));
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s single|unbound|bound getattr|read|open|create THREADS OPS\n"
+		fprintf(stderr, "usage: %s single|unbound|bound|strict getattr|read|open|create|mixed THREADS OPS\n"
 			"       %s pipe same|cross OPS\n", argv[0], argv[0]);
 		return 2;
 	}
@@ -226,8 +276,10 @@ int main(int argc, char **argv)
 		if (!strcmp(mode, "single"))
 			break;
 		i = fsrv_clone(&srv);
-		if (i < 0 || (!strcmp(mode, "bound") &&
-			      fsrv_bind(&srv, i, FUSE_DEV_BIND_CPU, cpu, -1))) {
+		if (i < 0 || (strcmp(mode, "unbound") &&
+			      fsrv_bind(&srv, i, FUSE_DEV_BIND_CPU |
+					(strcmp(mode, "strict") ? 0 :
+					 FUSE_DEV_BIND_STRICT), cpu, -1))) {
 			fprintf(stderr, "clone/bind for CPU %d failed\n", cpu);
 			return 1;
 		}
@@ -240,12 +292,15 @@ int main(int argc, char **argv)
 
 	pthread_barrier_init(&start, NULL, nthreads + 1);
 	all = calloc((size_t)nthreads * ops, sizeof(double));
+	slow = calloc((size_t)nthreads * ops / SLOW_EVERY + nthreads,
+		      sizeof(double));
 	for (i = 0; i < nthreads; i++) {
 		w[i].mnt = srv.mnt;
 		w[i].workload = workload;
 		w[i].cpu = i;
 		w[i].ops = ops;
 		w[i].lat = all + (size_t)i * ops;
+		w[i].slow = slow + (size_t)i * (ops / SLOW_EVERY + 1);
 		w[i].start = &start;
 		pthread_create(&w[i].thr, NULL, work, &w[i]);
 	}
@@ -268,6 +323,27 @@ int main(int argc, char **argv)
 		lc += fdstat[i].local_cpu;
 		ln += fdstat[i].local_node;
 	}
+	if (!strcmp(workload, "mixed")) {
+		long nf = 0, ns = 0, mv = moved(&srv);
+
+		/* Gather the latencies of each kind from the workers */
+		for (i = 0; i < nthreads; i++) {
+			memmove(all + nf, w[i].lat, w[i].nfast * sizeof(double));
+			nf += w[i].nfast;
+			memmove(slow + ns, w[i].slow, w[i].nslow * sizeof(double));
+			ns += w[i].nslow;
+		}
+		qsort(all, nf, sizeof(double), cmp_double);
+		qsort(slow, ns, sizeof(double), cmp_double);
+		printf("mixed\t%s\t%d\t%ld\t%.3f\t%.0f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%llu\n",
+		       mode, nthreads, ops, secs, (nf + ns) / secs,
+		       pct(all, nf, 0.5), pct(all, nf, 0.99), pct(all, nf, 0.999),
+		       pct(slow, ns, 0.5), known ? 100.0 * lc / known : 0,
+		       known ? 100.0 * ln / known : 0,
+		       mv < 0 ? "-" : (snprintf(mvbuf, sizeof(mvbuf), "%ld", mv), mvbuf),
+		       (unsigned long long)reqs);
+		goto out;
+	}
 	n = (long)nthreads * ops;
 	qsort(all, n, sizeof(double), cmp_double);
 	printf("%s\t%s\t%d\t%ld\t%.3f\t%.0f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%llu\n",
@@ -277,10 +353,12 @@ int main(int argc, char **argv)
 	       reqs ? (double)(ctx1 - ctx0) / reqs : 0,
 	       reqs ? (double)(ipi1 - ipi0) / reqs : 0,
 	       (unsigned long long)reqs);
+out:
 	if (err)
 		fprintf(stderr, "workload error: %s\n", strerror(err));
 	fsrv_destroy(&srv);
 	free(all);
+	free(slow);
 	return err ? 1 : 0;
 }
 

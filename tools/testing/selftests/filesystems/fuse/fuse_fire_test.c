@@ -39,6 +39,9 @@
 /*
  * Clone one fd per online CPU and bind it there, reader pinned to it;
  * clone[cpu] gets its index in srv->fds.  Returns the number of CPUs.
+ * The bindings are strict: these tests check where each request is routed,
+ * which work-conserving clones may change when a reader is busy
+ * (fuse_wc_test covers that).
  */
 static int bind_every_cpu(struct fsrv *srv, int clone[MAX_CPUS])
 {
@@ -49,7 +52,8 @@ static int bind_every_cpu(struct fsrv *srv, int clone[MAX_CPUS])
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		clone[cpu] = fsrv_clone(srv);
 		if (clone[cpu] < 0 ||
-		    fsrv_bind(srv, clone[cpu], FUSE_DEV_BIND_CPU, cpu, -1))
+		    fsrv_bind(srv, clone[cpu], FUSE_DEV_BIND_CPU |
+			      FUSE_DEV_BIND_STRICT, cpu, -1))
 			return -1;
 		srv->reader_cpu[clone[cpu]] = cpu;
 	}

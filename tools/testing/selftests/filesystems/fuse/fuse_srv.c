@@ -20,11 +20,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -278,20 +280,50 @@ struct reader_arg {
 	int idx;
 };
 
+/*
+ * An epoll loop, as event-driven daemons serve /dev/fuse: wait for the fd,
+ * then read without blocking until EAGAIN.  Returns false when the
+ * connection has ended.
+ */
+static bool epoll_wait_readable(int ep)
+{
+	struct epoll_event ev;
+	int n;
+
+	do {
+		n = epoll_wait(ep, &ev, 1, -1);
+	} while (n < 0 && errno == EINTR);
+	return n >= 0 && !(ev.events & EPOLLERR);
+}
+
 static void *reader(void *p)
 {
 	struct reader_arg *ra = p;
 	struct fsrv *srv = ra->srv;
-	int idx = ra->idx;
+	int idx = ra->idx, ep = -1;
 	char *buf = malloc(FSRV_BUFSIZE);
 
 	free(ra);
 	if (srv->reader_cpu[idx] >= 0)
 		pin_to_cpu(srv->reader_cpu[idx]);
+	if (srv->epoll) {
+		struct epoll_event ev = { .events = EPOLLIN };
+		int fd = srv->fds[idx];
+
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		ep = epoll_create1(EPOLL_CLOEXEC);
+		if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev))
+			goto out;
+	}
 	for (;;) {
 		ssize_t n = read(srv->fds[idx], buf, FSRV_BUFSIZE);
 		struct fuse_in_header *in = (void *)buf;
 
+		if (n < 0 && errno == EAGAIN && ep >= 0) {
+			if (!epoll_wait_readable(ep))
+				break;
+			continue;
+		}
 		if (n < 0) {
 			if (errno == EINTR || errno == EAGAIN || errno == ENOENT)
 				continue;
@@ -304,6 +336,9 @@ static void *reader(void *p)
 			continue;
 		fsrv_handle(srv, idx, in, in + 1);
 	}
+out:
+	if (ep >= 0)
+		close(ep);
 	free(buf);
 	return NULL;
 }
@@ -556,6 +591,79 @@ int fsrv_queued_on(struct fsrv *srv, unsigned int id)
 		    dev == id)
 			return queued;
 	return -1;
+}
+
+long fsrv_cq_field(struct fsrv *srv, unsigned int id, int col)
+{
+	char buf[8192], *line, *save, *tok, *tsave;
+	long v = -1;
+	int i;
+
+	if (fsrv_conn_file(srv, "clone_queues", buf, sizeof(buf)) < 0)
+		return -1;
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		tok = strtok_r(line, " ", &tsave);
+		if (!tok || tok[0] < '0' || tok[0] > '9' ||
+		    (unsigned int)atoi(tok) != id)
+			continue;
+		for (i = 0; tok && i < col; i++)
+			tok = strtok_r(NULL, " ", &tsave);
+		if (tok)
+			v = atol(tok);
+		break;
+	}
+	return v;
+}
+
+int fsrv_wait_child(struct fsrv *srv, pid_t pid, int ms, int *status)
+{
+	char buf[8192], path[64];
+	int t, fd;
+	ssize_t n;
+
+	for (t = 0; t < ms; t++) {
+		if (waitpid(pid, status, WNOHANG) == pid)
+			return 0;
+		usleep(1000);
+	}
+	printf("# child %d stuck for %d ms\n", pid, ms);
+	if (fsrv_conn_file(srv, "clone_queues", buf, sizeof(buf)) > 0)
+		printf("# clone_queues:\n%s", buf);
+	if (fsrv_conn_file(srv, "waiting", buf, sizeof(buf)) > 0)
+		printf("# waiting: %s", buf);
+	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
+	fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		if (n > 0) {
+			buf[n] = 0;
+			printf("# stack of %d:\n%s", pid, buf);
+		}
+		close(fd);
+	}
+	fflush(stdout);
+	return -ETIMEDOUT;
+}
+
+long fsrv_shared_queued(struct fsrv *srv)
+{
+	char buf[8192], *p;
+	long n;
+
+	if (fsrv_conn_file(srv, "clone_queues", buf, sizeof(buf)) < 0)
+		return -1;
+	p = strstr(buf, "\nshared ");
+	if (!p || sscanf(p, "\nshared %*s %*s %*s %ld", &n) != 1)
+		return -1;
+	return n;
+}
+
+int fsrv_reader_of(struct fsrv *srv, const char *name)
+{
+	int idx = -1;
+
+	return fsrv_find_name(srv, name, &idx) ? idx : -1;
 }
 
 /* Wait until at least @n requests of the connection are waiting */

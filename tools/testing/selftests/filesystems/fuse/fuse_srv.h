@@ -47,6 +47,7 @@ struct fsrv {
 	fsrv_hook_t hook;
 	void *priv;
 	bool nolog;			/* no request log (benchmarks) */
+	bool epoll;			/* readers: O_NONBLOCK reads in an epoll loop */
 
 	pthread_mutex_t lock;		/* protects what follows */
 	struct fsrv_rec *log;
@@ -85,6 +86,17 @@ int fsrv_conn_file(struct fsrv *srv, const char *file, char *buf, size_t len);
 int fsrv_conn_write(struct fsrv *srv, const char *file, const char *val);
 int fsrv_wait_waiting(struct fsrv *srv, int n, int timeout_ms);
 int fsrv_queued_on(struct fsrv *srv, unsigned int id);
+/* Column @col (0: dev) of device @id's line in clone_queues, or -1 */
+long fsrv_cq_field(struct fsrv *srv, unsigned int id, int col);
+/*
+ * Reap child @pid within @ms; if it is stuck, print the connection's
+ * queues and the child's kernel stack, and return -ETIMEDOUT
+ */
+int fsrv_wait_child(struct fsrv *srv, pid_t pid, int ms, int *status);
+/* Requests and forgets waiting on the shared queue, or -1 */
+long fsrv_shared_queued(struct fsrv *srv);
+/* The fd index (into srv->fds) that read the LOOKUP of @name, or -1 */
+int fsrv_reader_of(struct fsrv *srv, const char *name);
 /* stat() of a name in a thread pinned to a CPU (-1: not pinned) */
 struct fsrv_job {
 	char path[160];

@@ -3,7 +3,9 @@
  * Stress of FUSE clone queues: a client thread on every CPU issues mixed
  * operations while a chaos thread binds, unbinds, rebinds, closes and
  * re-clones the daemon's fds, and every few seconds aborts the connection
- * and mounts a new one.
+ * and mounts a new one.  Some handlers hold their request for a random
+ * time, and some make a request of their own mount before they answer,
+ * so that readers are busy and work has to go round them.
  *
  * Both sides count.  Every "tracked" operation is a LOOKUP of a name never
  * used before (an O_PATH open, which sends nothing else); the server counts, per name, the answers it wrote
@@ -42,10 +44,13 @@
 #define NSLOTS		(MAX_CPUS + 2)	/* fd 0 is the mount fd, never closed */
 #define MAX_SEQ		(1u << 21)
 
-enum { OP_TRACKED, OP_GETATTR, OP_READ, OP_CREATE, OP_READDIR, NR_OPS };
+enum {
+	OP_TRACKED, OP_GETATTR, OP_READ, OP_CREATE, OP_READDIR, OP_HOLD,
+	OP_NESTED, NR_OPS
+};
 static const char *const op_names[NR_OPS] = {
 	"tracked lookup", "getattr", "open+read+close", "create+unlink",
-	"readdir",
+	"readdir", "held lookup", "nested lookup",
 };
 
 static int duration = 20, remount_every = 5, hang_limit = 60;
@@ -122,7 +127,7 @@ static void *reader(void *p)
 	int idx = (long)p;
 	struct slot *s = &slots[idx];
 	char *buf = malloc(FSRV_BUFSIZE);
-	unsigned int cpu, seq;
+	unsigned int cpu, seq, seed_r = idx;
 
 	while (buf && !atomic_load(&s->stop)) {
 		ssize_t n = read(srv.fds[idx], buf, FSRV_BUFSIZE);
@@ -137,6 +142,17 @@ static void *reader(void *p)
 		if ((size_t)n < sizeof(*in))
 			continue;
 		atomic_fetch_add(&srv_requests, 1);
+		if (in->opcode == FUSE_LOOKUP && !strncmp(name, "h-", 2)) {
+			/* A handler that takes its time */
+			usleep(rand_r(&seed_r) % 30000);
+		} else if (in->opcode == FUSE_LOOKUP && !strncmp(name, "n-", 2)) {
+			/* A handler that uses its own mount first */
+			char path[128];
+			struct stat st;
+
+			snprintf(path, sizeof(path), MNT "/nn-%s", name + 2);
+			stat(path, &st);
+		}
 		if (in->opcode == FUSE_LOOKUP && tracked(name, &cpu, &seq)) {
 			struct fuse_entry_out e = {};
 
@@ -247,12 +263,19 @@ static void end_generation(void)
 	fsrv_conn_write(&srv, "abort", "1");
 	umount2(MNT, MNT_DETACH);
 	for (i = 0; i < NSLOTS; i++) {
+		long long t0 = now_ns();
+
 		stop_reader(i);
+		if (now_ns() - t0 > 500000000LL)
+			printf("# slot %d: its reader took %lld ms to stop\n", i,
+			       (now_ns() - t0) / 1000000);
 		if (srv.fds[i] >= 0)
 			close(srv.fds[i]);
 		srv.fds[i] = -1;
 	}
 }
+
+static atomic_int chaos_done;
 
 static void *chaos_thread(void *p)
 {
@@ -298,6 +321,7 @@ static void *chaos_thread(void *p)
 			break;
 		}
 	}
+	atomic_store(&chaos_done, 1);
 	return NULL;
 }
 
@@ -361,15 +385,24 @@ static int do_op(struct client *c, int op)
 	case OP_CREATE:
 		/* A name the server says is not there; a new one each time,
 		 * so that a create that landed on the bare mount point during
-		 * a remount does not meet the next one
+		 * a remount does not meet the next one.  In a directory of its
+		 * own: a create locks its directory exclusively, and a handler
+		 * looking up a name in the root while an outer LOOKUP holds
+		 * the root shared would wait behind that writer forever (a
+		 * deadlock of nested requests in any FUSE daemon).
 		 */
-		snprintf(path, sizeof(path), MNT "/noent-c-%d-%u", c->cpu,
-			 c->seq++);
+		snprintf(path, sizeof(path), MNT "/dir-c/noent-c-%d-%u",
+			 c->cpu, c->seq++);
 		fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
 		if (fd < 0)
 			return errno;
 		close(fd);
 		return unlink(path) ? errno : 0;
+	case OP_HOLD:
+	case OP_NESTED:
+		snprintf(path, sizeof(path), MNT "/%s-%d-%u",
+			 op == OP_HOLD ? "h" : "n", c->cpu, c->seq++);
+		return stat(path, &st) ? errno : 0;
 	case OP_READDIR:
 		d = opendir(MNT);
 		if (!d)
@@ -394,11 +427,11 @@ static void *client_thread(void *p)
 		return NULL;
 	}
 	while (!atomic_load(&stop_all) && c->seq < MAX_SEQ - 1) {
-		int op = rnd(&c->rnd) % 8, err;
+		int op = rnd(&c->rnd) % 10, err;
 		unsigned int e0, e1;
 		long long t0, t;
 
-		op = op < 4 ? OP_TRACKED : op - 3;	/* half tracked */
+		op = op < 4 ? OP_TRACKED : op - 3;	/* 40 % tracked */
 		e0 = atomic_load(&epoch);
 		t0 = now_ns();
 		atomic_store(&c->op_start, t0);
@@ -500,9 +533,12 @@ int main(int argc, char **argv)
 	}
 	pthread_create(&chaos_thr, NULL, chaos_thread, NULL);
 
-	/* Watchdog: no operation may take longer than the hang limit */
+	/*
+	 * Watchdog: no operation may take longer than the hang limit, and the
+	 * chaos thread must finish (it waits for readers to leave read())
+	 */
 	end = now_ns() + (duration + 2) * 1000000000LL;
-	while (now_ns() < end && !hung) {
+	while (!hung && (now_ns() < end || !atomic_load(&chaos_done))) {
 		static int tick;
 
 		sleep(1);
@@ -524,8 +560,19 @@ int main(int argc, char **argv)
 				hung = true;
 			}
 		}
+		if (now_ns() > end + hang_limit * 1000000000LL) {
+			printf("# the chaos thread is stuck\n");
+			hung = true;
+		}
 	}
 	if (hung) {
+		int fd = open("/proc/sysrq-trigger", O_WRONLY);
+
+		/* Every task's kernel stack, on the console */
+		if (fd >= 0 && write(fd, "t", 1) != 1)
+			printf("# no sysrq\n");
+		if (fd >= 0)
+			close(fd);
 		if (fsrv_conn_file(&srv, "clone_queues", diag, sizeof(diag)) > 0)
 			printf("# clone_queues:\n%s", diag);
 		if (fsrv_conn_file(&srv, "waiting", diag, sizeof(diag)) > 0)
