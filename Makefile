@@ -5,8 +5,9 @@
 #   make demo      build fuse.ko, boot a 4-CPU 2-node guest, show routing
 #   make check     build everything and run every test in the guest
 #   make bench     stock vs ours benchmark table (build/bench/results.md)
-#   make stress DURATION=3600
-#                  soak: chaos stress test on ours in the debug guest
+#   make stress DURATION=3600 [FLAVOR=kcsan|rt]
+#                  soak: chaos stress test on ours in the debug guest (or
+#                  the KCSAN or PREEMPT_RT guest)
 #   make KDIR=/lib/modules/$(uname -r)/build
 #                  build our fuse.ko for that (6.12.y, CONFIG_FUSE_FS=m) kernel
 #   make install   build and install it for the running kernel (or KDIR)
@@ -50,11 +51,13 @@ demo: deps
 check: deps
 	$(RIG)/check.sh
 
-# Long soak of the chaos stress test (seconds; make check runs 30 s)
+# Long soak of the chaos stress test (seconds; make check runs 30 s);
+# FLAVOR=kcsan runs the bind, paths and work-conserving tests before it
 DURATION ?= 600
 TOPO ?= 2node
+FLAVOR ?= debug
 stress: deps
-	$(RIG)/stress.sh "$(DURATION)" "$(TOPO)"
+	FLAVOR="$(FLAVOR)" $(RIG)/stress.sh "$(DURATION)" "$(TOPO)"
 
 # Stock vs ours in one guest boot, without debug options; writes build/bench
 bench: deps

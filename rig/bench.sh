@@ -7,6 +7,7 @@
 # Environment: BENCH_TOPOS (default "smp=2 nodes=1|2node"; "none": only
 # the lock statistics), BENCH_REPEATS
 # (3), BENCH_OPS (operations per thread, 2000), BENCH_LOCKSTAT (1),
+# BENCH_MIXED_OPS (operations per thread of the mixed workload, 1000),
 # BENCH_ICOUNT (1: also 2 vCPUs on QEMU's instruction clock, where ops/s
 # measure instructions per request, to compare the unbound paths within a
 # few percent), BENCH_ICOUNT_REPEATS (5).
@@ -46,6 +47,14 @@ plan() {	# NCPU
 		done
 		echo "run 60 fuse_bench pipe same $((ops * 10))"
 		echo "run 60 fuse_bench pipe cross $((ops * 10))"
+		# Slow requests among fast ones: what work-conserving routing is for
+		for m in $order; do
+			echo "module $m"
+			for mode in unbound strict bound; do
+				[ $m = stock ] && [ $mode != unbound ] && continue
+				echo "run 300 fuse_bench $mode mixed $ncpu ${BENCH_MIXED_OPS:-1000}"
+			done
+		done
 	done
 }
 

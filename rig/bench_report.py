@@ -16,9 +16,12 @@ import sys
 
 FIELDS = ["mode", "workload", "threads", "ops", "secs", "ops_s", "p50", "p99",
           "local_cpu", "local_node", "ctx_req", "ipi_req", "reqs"]
+MIXED = ["kind", "mode", "threads", "ops", "secs", "ops_s", "fast_p50",
+         "fast_p99", "fast_p999", "slow_p50", "local_cpu", "local_node",
+         "moved", "reqs"]
 
 
-def parse(rundir):
+def parse(rundir, mixed=None):
     rows, module, lockstat = [], None, []
     path = os.path.join(rundir, "results.log")
     if not os.path.exists(path):
@@ -44,6 +47,12 @@ def parse(rundir):
                     cur["acquisitions"] += int(nums[7])
                 continue
             parts = line.split("\t")
+            if parts[0] == "mixed" and len(parts) == len(MIXED) and module:
+                if mixed is not None:
+                    r = dict(zip(MIXED, parts))
+                    r["module"] = module
+                    mixed.append(r)
+                continue
             if len(parts) == len(FIELDS) and module:
                 r = dict(zip(FIELDS, parts))
                 r["module"] = module
@@ -118,6 +127,36 @@ def svg_plot(path, title, series):
         f.write("\n".join(out) + "\n")
 
 
+def mixed_table(topo, rows):
+    """One caller per CPU, 1 % of requests held 20 ms by the daemon"""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["module"], r["mode"]), []).append(r)
+    n = max(len(v) for v in groups.values())
+    out = [f"\n### {topo}: slow requests among fast ones (1 in 100 takes "
+           f"20 ms; medians of {n} runs)\n",
+           "| fuse.ko | clones | ops/s | fast p50 µs | fast p99 µs | "
+           "fast p99.9 µs | slow p50 ms | own CPU % | moved | ± % of runs |",
+           "| --- " * 10 + "|"]
+    names = {"unbound": "clone_fd, unbound", "strict": "bound, strict",
+             "bound": "bound, work-conserving"}
+    for module, mode in [("stock", "unbound"), ("ours", "unbound"),
+                         ("ours", "strict"), ("ours", "bound")]:
+        v = groups.get((module, mode))
+        if not v:
+            continue
+        slow = med(v, "slow_p50")
+        out.append(f"| {module} | {names[mode]} | {fmt(med(v, 'ops_s'))} | "
+                   f"{fmt(med(v, 'fast_p50'), '{:.1f}')} | "
+                   f"{fmt(med(v, 'fast_p99'), '{:.1f}')} | "
+                   f"{fmt(med(v, 'fast_p999'), '{:.1f}')} | "
+                   f"{fmt(slow / 1000 if slow else None, '{:.1f}')} | "
+                   f"{fmt(med(v, 'local_cpu'), '{:.1f}')} | "
+                   f"{fmt(med(v, 'moved'))} | "
+                   f"{fmt(spread(v, 'fast_p99'), '{:.0f}')} |")
+    return out
+
+
 def main():
     outdir = sys.argv[1]
     md = []
@@ -140,7 +179,8 @@ def main():
                           f"{1000 * e['contentions'] / n if n else 0:.2f} |")
             continue
         topo = os.path.basename(os.path.normpath(arg))
-        rows, _ = parse(arg)
+        mixed = []
+        rows, _ = parse(arg, mixed)
         for r in rows:
             tsv.append(topo + "\t" + r["module"] + "\t" +
                        "\t".join(r[k] for k in FIELDS))
@@ -195,6 +235,8 @@ def main():
         svg_plot(os.path.join(outdir, f"{topo}.svg"),
                  f"getattr ops/s, {topo}", series)
         md.append(f"\nPlot: `{topo}.svg` (getattr ops/s against load threads).")
+        if mixed:
+            md.extend(mixed_table(topo, mixed))
     text = "\n".join(md) + "\n"
     with open(os.path.join(outdir, "results.md"), "w") as f:
         f.write(text)

@@ -14,14 +14,14 @@ KBUILD_EXTRA="CONFIG_FUSE_CLONE_QUEUE_KUNIT_TEST=y" \
 "$TOP/rig/selftests.sh"
 
 runs=()
-guest_run() {	# NAME TOPOLOGY PLAN-LINES...
-	local name=$1 topo=$2; shift 2
+guest_run() {	# NAME TOPOLOGY PLAN-LINES...  (FLAVOR=NAME: build/kernel-NAME)
+	local name=$1 topo=$2 flavor=${FLAVOR:-debug}; shift 2
 	local dir=$B/runs/$name
 	mkdir -p "$dir"
 	printf '%s\n' "$@" > "$dir/plan"
 	"$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
-		"$B/modules-debug" "$B/tests"
-	"$TOP/rig/guest.sh" "$B/kernel-debug/arch/x86/boot/bzImage" \
+		"$B/modules-$flavor" "$B/tests"
+	"$TOP/rig/guest.sh" "$B/kernel-$flavor/arch/x86/boot/bzImage" \
 		"$dir/initramfs.cpio.gz" "$dir" "$topo" "${GUEST_TIMEOUT:-1500}"
 	runs+=("$dir")
 }
@@ -37,6 +37,8 @@ guest_run 2node 2node \
 	"run 300 fuse_rig_test" \
 	"run 600 fuse_bind_test" \
 	"run 600 fuse_paths_test" \
+	"run 600 fuse_wc_test" \
+	"run 900 fuse_mem_test" \
 	"run 600 fuse_fire_test" \
 	"run 300 fuse_fuzz_test" \
 	"run 300 fuse_stress_test -d 30 -r 10" \
@@ -47,9 +49,23 @@ guest_run 1node 1node \
 	"module ours" \
 	"run 600 fuse_bind_test" \
 	"run 600 fuse_paths_test" \
+	"run 600 fuse_wc_test" \
 	"run 600 fuse_fire_test" \
 	"run 300 fuse_stress_test -d 20 -r 8 -s 2" \
 	"run 300 fuse_kmemleak.sh"
+
+# PREEMPT_RT: spinlocks sleep and preemption is allowed where a non-RT
+# kernel forbids it; the unique ids, the locking and the work-conserving
+# paths run there too (lockdep and atomic-sleep checks, no KASAN).
+"$TOP/rig/kernel.sh" rt "$FRAG" "$TOP/rig/rt.config"
+KBUILD_EXTRA="CONFIG_FUSE_CLONE_QUEUE_KUNIT_TEST=y" \
+	"$TOP/rig/modules.sh" "$B/kernel-rt" "$B/modules-rt" ours
+FLAVOR=rt guest_run rt 2node \
+	"module ours" \
+	"run 600 fuse_bind_test" \
+	"run 600 fuse_paths_test" \
+	"run 600 fuse_wc_test" \
+	"run 300 fuse_stress_test -d 30 -r 10 -s 3"
 
 # A real daemon: fuse_pt on libfuse 3 with -o clone_fd under data-checking
 # writers, fs_mark and dbench, with and without the fuse_clone_bind.so
