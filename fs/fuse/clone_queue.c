@@ -852,9 +852,11 @@ static bool fuse_cq_may_steal(struct fuse_cq_queue *q)
 	return q && !READ_ONCE(q->strict) && READ_ONCE(q->fc->cq.help);
 }
 
-/* Lock a busy sibling's queue with work for @q's reader, or NULL */
-static struct fuse_iqueue *fuse_cq_steal(struct fuse_cq_queue *q)
-	__acquires(lock)
+/*
+ * A busy queue whose work @q's reader may take, or NULL; the hint that
+ * there is such work is cleared once a look finds none.
+ */
+static struct fuse_cq_queue *fuse_cq_victim(struct fuse_cq_queue *q)
 {
 	struct fuse_cq_queue *v;
 	struct fuse_conn *fc;
@@ -869,48 +871,49 @@ static struct fuse_iqueue *fuse_cq_steal(struct fuse_cq_queue *q)
 		/* Cleared before the second look; pairs with fuse_cq_need_help() */
 		smp_mb();
 		v = fuse_cq_find_victim(q);
-		if (!v)
-			return NULL;
-		WRITE_ONCE(fc->cq.help, 1);
+		if (v)
+			WRITE_ONCE(fc->cq.help, 1);
 	}
-	spin_lock(&v->iq.lock);
-	if (v->iq.connected && fuse_cq_stealable(v))
-		return &v->iq;
-	spin_unlock(&v->iq.lock);
-	return NULL;
+	return v;
 }
 
 /**
- * fuse_cq_lock_readable - lock a queue a device may read now
+ * fuse_cq_lock_readable - lock the queue a device's reader reads next
  * @fud: the device
  *
  * A device that was never bound reads the shared queue, as without this
  * series.  One that was reads what is left on the shared queue first,
- * then its own queue.  Either then takes work from a busy bound queue,
- * if any device is bound.
+ * then its own queue.  Either takes work from a busy bound queue when it
+ * has none, if any device is bound.  The caller checks, under the lock,
+ * whether there is anything to read.
  *
- * Return: the queue, locked, with work or disconnected; NULL if none.
+ * Return: the queue, locked.
  */
 struct fuse_iqueue *fuse_cq_lock_readable(struct fuse_dev *fud)
 	__acquires(lock)
 {
-	struct fuse_iqueue *shared = &fud->fc->iq;
-	struct fuse_cq_queue *q = fud->cq;
+	struct fuse_iqueue *shared = &fud->fc->iq, *home;
+	struct fuse_cq_queue *q = fud->cq, *v;
 	bool used = q && READ_ONCE(q->used);
 
-	if (!used || fuse_cq_iq_ready(shared)) {
+	home = used ? &q->iq : shared;
+	if (used && fuse_cq_iq_ready(shared)) {
 		spin_lock(&shared->lock);
 		if (!shared->connected || fuse_cq_has_work(shared))
 			return shared;
 		spin_unlock(&shared->lock);
 	}
-	if (used) {
-		spin_lock(&q->iq.lock);
-		if (!q->iq.connected || fuse_cq_has_work(&q->iq))
-			return &q->iq;
-		spin_unlock(&q->iq.lock);
+	if (!fuse_cq_iq_ready(home)) {
+		v = fuse_cq_victim(q);
+		if (v) {
+			spin_lock(&v->iq.lock);
+			if (v->iq.connected && fuse_cq_stealable(v))
+				return &v->iq;
+			spin_unlock(&v->iq.lock);
+		}
 	}
-	return fuse_cq_steal(q);
+	spin_lock(&home->lock);
+	return home;
 }
 
 /**
@@ -1136,13 +1139,11 @@ static void fuse_cq_end(struct list_head *to_end)
 }
 
 /*
- * Lock the queue a request from @cpu goes to, other than @src, which the
- * caller holds (under the cq mutex: the map and the bindings cannot
- * change).  Return NULL if it is @src.
+ * The queue a request from @cpu goes to, or NULL if it is @src (under the
+ * cq mutex: the map and the bindings cannot change).
  */
-static struct fuse_iqueue *fuse_cq_lock_other(struct fuse_conn *fc, int cpu,
-					      struct fuse_iqueue *src)
-	__acquires(lock)
+static struct fuse_iqueue *fuse_cq_other(struct fuse_conn *fc, int cpu,
+					 struct fuse_iqueue *src)
 {
 	struct fuse_cq_choice ch;
 	struct fuse_cq_queue *t;
@@ -1151,10 +1152,7 @@ static struct fuse_iqueue *fuse_cq_lock_other(struct fuse_conn *fc, int cpu,
 	lockdep_assert_held(&fc->cq.mutex);
 	t = fuse_cq_pick(fc, cpu, &ch);
 	to = t ? &t->iq : &fc->iq;
-	if (to == src)
-		return NULL;
-	spin_lock_nested(&to->lock, SINGLE_DEPTH_NESTING);
-	return to;
+	return to == src ? NULL : to;
 }
 
 /*
@@ -1180,11 +1178,12 @@ static void fuse_cq_drain_locked(struct fuse_conn *fc, struct fuse_iqueue *src,
 		if (keep && fuse_cq_map_has(map, req->cpu, q))
 			to = NULL;
 		else
-			to = fuse_cq_lock_other(fc, req->cpu, src);
+			to = fuse_cq_other(fc, req->cpu, src);
 		if (!to) {
 			list_move_tail(&req->list, &src->pending);
 			continue;
 		}
+		spin_lock_nested(&to->lock, SINGLE_DEPTH_NESTING);
 		if (to->connected) {
 			list_move_tail(&req->list, &to->pending);
 			fuse_req_set_fiq(req, to);
@@ -1198,9 +1197,10 @@ static void fuse_cq_drain_locked(struct fuse_conn *fc, struct fuse_iqueue *src,
 
 	if (!forgets || keep)
 		return;
-	to = fuse_cq_lock_other(fc, raw_smp_processor_id(), src);
+	to = fuse_cq_other(fc, raw_smp_processor_id(), src);
 	if (!to)
 		return;
+	spin_lock_nested(&to->lock, SINGLE_DEPTH_NESTING);
 	src->forget_list_head.next = NULL;
 	if (to->connected) {
 		to->forget_list_tail->next = forgets;
@@ -1488,6 +1488,21 @@ void fuse_cq_dev_release(struct fuse_dev *fud)
 	fuse_cq_end(&to_end);
 }
 
+/* Put a resent request at the head of @to, locked */
+static void fuse_cq_put_back(struct fuse_req *req, struct fuse_iqueue *to,
+			     struct list_head *to_end)
+{
+	if (to->connected) {
+		set_bit(FR_PENDING, &req->flags);
+		list_add(&req->list, &to->pending);
+		fuse_req_set_fiq(req, to);
+		wake_up(&to->waitq);
+		kill_fasync(&to->fasync, SIGIO, POLL_IN);
+	} else {
+		list_add_tail(&req->list, to_end);
+	}
+}
+
 /*
  * A resent request goes back to the head of the queue that owns it: the
  * queue of the device that read it, or the shared one; if that device is
@@ -1497,29 +1512,25 @@ void fuse_cq_dev_release(struct fuse_dev *fud)
 static void fuse_cq_requeue(struct fuse_conn *fc, struct fuse_req *req,
 			    struct list_head *to_end)
 {
-	struct fuse_iqueue *fiq = fuse_req_lock_fiq(req), *to = fiq;
-	bool kick = false;
+	struct fuse_iqueue *fiq = fuse_req_lock_fiq(req), *to = NULL;
 
 	/* Prevent a stale intr_entry once the request is queued again */
 	if (test_bit(FR_INTERRUPTED, &req->flags))
 		list_del_init(&req->intr_entry);
 	req->in.h.unique |= FUSE_UNIQUE_RESEND;
 	if (fiq->clone && !fuse_cq_of(fiq)->fud)
-		to = fuse_cq_lock_other(fc, req->cpu, fiq) ?: fiq;
-	if (to->connected) {
-		set_bit(FR_PENDING, &req->flags);
-		list_add(&req->list, &to->pending);
-		fuse_req_set_fiq(req, to);
-		wake_up(&to->waitq);
-		kill_fasync(&to->fasync, SIGIO, POLL_IN);
-		kick = !to->clone;
-	} else {
-		list_add_tail(&req->list, to_end);
-	}
-	if (to != fiq)
+		to = fuse_cq_other(fc, req->cpu, fiq);
+	if (to) {
+		spin_lock_nested(&to->lock, SINGLE_DEPTH_NESTING);
+		fuse_cq_put_back(req, to, to_end);
 		spin_unlock(&to->lock);
+	} else {
+		to = fiq;
+		fuse_cq_put_back(req, fiq, to_end);
+	}
 	spin_unlock(&fiq->lock);
-	if (kick)
+	/* On the shared queue while devices are bound: they may help */
+	if (!to->clone)
 		fuse_cq_queued_intr(fc, to);
 }
 
