@@ -52,7 +52,7 @@ plan() {	# NCPU
 			echo "module $m"
 			for mode in unbound strict bound; do
 				[ $m = stock ] && [ $mode != unbound ] && continue
-				echo "run 300 fuse_bench $mode mixed $ncpu ${BENCH_MIXED_OPS:-1000}"
+				echo "run 300 fuse_bench $mode mixed $((4 * ncpu)) ${BENCH_MIXED_OPS:-1000}"
 			done
 		done
 	done

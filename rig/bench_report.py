@@ -128,13 +128,13 @@ def svg_plot(path, title, series):
 
 
 def mixed_table(topo, rows):
-    """One caller per CPU, 1 % of requests held 20 ms by the daemon"""
+    """Four callers per CPU, 1 % of requests held 20 ms by the daemon"""
     groups = {}
     for r in rows:
         groups.setdefault((r["module"], r["mode"]), []).append(r)
     n = max(len(v) for v in groups.values())
-    out = [f"\n### {topo}: slow requests among fast ones (1 in 100 takes "
-           f"20 ms; medians of {n} runs)\n",
+    out = [f"\n### {topo}: slow requests among fast ones (four callers per "
+           f"CPU, 1 request in 100 takes 20 ms; medians of {n} runs)\n",
            "| fuse.ko | clones | ops/s | fast p50 µs | fast p99 µs | "
            "fast p99.9 µs | slow p50 ms | own CPU % | moved | ± % of runs |",
            "| --- " * 10 + "|"]

@@ -1251,9 +1251,8 @@ static void fuse_cq_republish(struct fuse_conn *fc, struct fuse_cq_map *grown)
 	spin_lock(&fc->iq.lock);
 	write_seqcount_begin(&map->seq);
 	list_for_each_entry(q, &fc->cq.queues, entry)
-		if (q->fud && q->bind_flags)
+		if (q->fud && q->bind_flags && !WARN_ON(n >= map->capacity))
 			WRITE_ONCE(map->slots[n++], q);
-	WARN_ON(n > map->capacity);
 	WRITE_ONCE(map->nr_queues, n);
 	fuse_cq_map_fill(map, &topo);
 	write_seqcount_end(&map->seq);

@@ -14,7 +14,9 @@
  *               create   creat() + unlink() (LOOKUP, CREATE, FLUSH,
  *                        RELEASE, UNLINK)
  *               mixed    getattr, but one operation in 100 is a LOOKUP the
- *                        daemon takes 20 ms to answer
+ *                        daemon takes 20 ms to answer; THREADS may exceed
+ *                        the CPUs (thread i runs on CPU i % CPUs), so that
+ *                        several callers share each CPU and its clone
  *     THREADS:  load threads, pinned to CPUs 0 .. THREADS-1
  *     OPS:      operations per thread
  *
@@ -85,6 +87,7 @@ struct worker {
 	const char *mnt;
 	const char *workload;
 	int cpu;
+	int id;
 	long ops;
 	double *lat;
 	double *slow;	/* mixed: latencies of the slow requests */
@@ -126,7 +129,7 @@ static void *work(void *p)
 
 		if (!strcmp(w->workload, "mixed") && i % SLOW_EVERY == SLOW_EVERY / 2) {
 			snprintf(path, sizeof(path), "%s/slow-%d-%ld", w->mnt,
-				 w->cpu, i);
+				 w->id, i);
 			r = stat(path, &st);
 			if (!r) {
 				w->slow[w->nslow++] = now_us() - t0;
@@ -261,8 +264,10 @@ int main(int argc, char **argv)
 	ops = atol(argv[4]);
 	if (ncpu > FSRV_MAX_FDS - 1)
 		ncpu = FSRV_MAX_FDS - 1;
-	if (nthreads < 1 || nthreads > ncpu)
+	if (nthreads < 1 || (nthreads > ncpu && strcmp(workload, "mixed")))
 		nthreads = ncpu;
+	if (nthreads > FSRV_MAX_FDS)
+		nthreads = FSRV_MAX_FDS;
 	for (cpu = 0; cpu < ncpu; cpu++)
 		cpu_node_of[cpu] = cpu_node(cpu);
 
@@ -297,7 +302,8 @@ int main(int argc, char **argv)
 	for (i = 0; i < nthreads; i++) {
 		w[i].mnt = srv.mnt;
 		w[i].workload = workload;
-		w[i].cpu = i;
+		w[i].cpu = i % ncpu;
+		w[i].id = i;
 		w[i].ops = ops;
 		w[i].lat = all + (size_t)i * ops;
 		w[i].slow = slow + (size_t)i * (ops / SLOW_EVERY + 1);
