@@ -72,36 +72,6 @@ MODULE_INFO(base, FUSE_CQ_BASE);
 
 static unsigned long fuse_cq_steal_delay;
 
-/*
- * Unique ids handed out by device queues: bit 62 set, so that they never
- * meet the ids of the shared queue's counter (which would need 2^61
- * requests to reach it); the queue's index in bits 46-61; the queue's own
- * counter, which steps by FUSE_REQ_ID_STEP under the queue's lock, in
- * bits 1-45.  Bit 0 (FUSE_INT_REQ_BIT) and bit 63 (FUSE_UNIQUE_RESEND)
- * stay clear.  Two requests of one connection can only share an id if one
- * of them is still unanswered after 2^44 later requests of its queue.
- */
-#define FUSE_CQ_UNIQUE_BIT	BIT_ULL(62)
-#define FUSE_CQ_INDEX_SHIFT	46
-#define FUSE_CQ_CTR_MASK	(BIT_ULL(FUSE_CQ_INDEX_SHIFT) - 1)
-
-/**
- * fuse_cq_unique - the unique id of a request queued on a device queue
- * @q: the queue, locked
- * @ctr: its counter, just stepped
- *
- * No preemption or per-CPU state is involved: the counter belongs to the
- * queue and moves under its lock, and the index keeps queues apart.
- *
- * Return: the id.
- */
-u64 fuse_cq_unique(struct fuse_cq_queue *q, u64 ctr)
-{
-	lockdep_assert_held(&q->iq.lock);
-	return FUSE_CQ_UNIQUE_BIT | ((u64)q->index << FUSE_CQ_INDEX_SHIFT) |
-	       (ctr & FUSE_CQ_CTR_MASK);
-}
-
 /* Is there something to read on @fiq?  Safe without its lock. */
 static bool fuse_cq_has_work(struct fuse_iqueue *fiq)
 {
@@ -355,6 +325,10 @@ static struct fuse_cq_queue *fuse_cq_find_idle(struct fuse_cq_map *map,
 	return best;
 }
 
+static __always_inline struct fuse_cq_queue *
+__fuse_cq_choose(struct fuse_cq_map *map, unsigned int cpu,
+		 struct fuse_cq_choice *ch);
+
 /**
  * fuse_cq_map_choose - the queue a request from @cpu goes to
  * @map: the routing map, read under its sequence count
@@ -375,13 +349,21 @@ struct fuse_cq_queue *fuse_cq_map_choose(struct fuse_cq_map *map,
 					 unsigned int cpu,
 					 struct fuse_cq_choice *ch)
 {
+	ch->routed = NULL;
+	ch->busy = false;
+	ch->spilled = false;
+	return __fuse_cq_choose(map, cpu, ch);
+}
+
+/* The choice of fuse_cq_map_choose(), for a @ch already cleared */
+static __always_inline struct fuse_cq_queue *
+__fuse_cq_choose(struct fuse_cq_map *map, unsigned int cpu,
+		 struct fuse_cq_choice *ch)
+{
 	struct fuse_cq_queue **cand, *q, *c;
 	struct fuse_cq_span s;
 	unsigned int i = 0, j, k;
 
-	ch->routed = NULL;
-	ch->busy = false;
-	ch->spilled = false;
 	if (unlikely(cpu >= map->nr_cpus))
 		cpu = 0;
 	s = map->span[cpu];
@@ -609,7 +591,7 @@ static struct fuse_cq_queue *fuse_cq_pick(struct fuse_conn *fc, int cpu,
 	if (map) {
 		do {
 			seq = read_seqcount_begin(&map->seq);
-			q = fuse_cq_map_choose(map, cpu, ch);
+			q = __fuse_cq_choose(map, cpu, ch);
 		} while (read_seqcount_retry(&map->seq, seq));
 	}
 	rcu_read_unlock();
@@ -744,19 +726,17 @@ static void fuse_cq_timer_fn(struct timer_list *t)
 }
 
 /**
- * fuse_cq_queued - after a request or forget was queued, unlocked
+ * __fuse_cq_queued - after work was queued on a device queue whose reader
+ *	does not wait, or that the routing moved: see fuse_cq_queued()
  * @fc: the connection
  * @fiq: the queue it went to
  * @ch: what fuse_cq_lock_target() decided
  */
-void fuse_cq_queued(struct fuse_conn *fc, struct fuse_iqueue *fiq,
-		    const struct fuse_cq_choice *ch)
+void __fuse_cq_queued(struct fuse_conn *fc, struct fuse_iqueue *fiq,
+		      const struct fuse_cq_choice *ch)
 {
-	struct fuse_cq_queue *q;
+	struct fuse_cq_queue *q = fuse_cq_of(fiq);
 
-	if (!fiq->clone)
-		return;
-	q = fuse_cq_of(fiq);
 	if (ch->spilled) {
 		atomic_long_inc(&ch->routed->gave[FUSE_CQ_MOVE_BUSY]);
 		atomic_long_inc(&q->took[FUSE_CQ_MOVE_BUSY]);
@@ -897,13 +877,14 @@ struct fuse_iqueue *fuse_cq_lock_readable(struct fuse_dev *fud)
 	bool used = q && READ_ONCE(q->used);
 
 	home = used ? &q->iq : shared;
-	if (used && fuse_cq_iq_ready(shared)) {
+	/* An abort disconnects the device's own queue too */
+	if (used && fuse_cq_has_work(shared)) {
 		spin_lock(&shared->lock);
 		if (!shared->connected || fuse_cq_has_work(shared))
 			return shared;
 		spin_unlock(&shared->lock);
 	}
-	if (!fuse_cq_iq_ready(home)) {
+	if (fuse_cq_may_steal(q) && !fuse_cq_iq_ready(home)) {
 		v = fuse_cq_victim(q);
 		if (v) {
 			spin_lock(&v->iq.lock);
@@ -932,92 +913,56 @@ void fuse_cq_nothing(struct fuse_dev *fud)
 }
 
 /**
- * fuse_cq_took - a device's reader takes work from @fiq, locked
- * @fud: the device
- * @fiq: the queue it takes from
+ * __fuse_cq_left_behind - a reader goes into a handler, work left queued
+ * @q: its device's queue, locked
+ *
+ * If no other reader of the device waits, idle readers are told to take
+ * the rest.
+ */
+void __fuse_cq_left_behind(struct fuse_cq_queue *q)
+{
+	if (!atomic_read(&q->waiters) && !READ_ONCE(q->strict) &&
+	    READ_ONCE(q->routable))
+		fuse_cq_need_help(q->fc, q);
+}
+
+/**
+ * __fuse_cq_took - a device's reader takes work from another queue than
+ *	its own: see fuse_cq_took()
+ * @q: the device's queue
+ * @fiq: the queue it takes from, locked
  * @req: the request, for requests; NULL for a forget or an interrupt
  * @intr: it is an interrupt
  *
  * A bound reader takes the interrupts of the requests it reads, wherever
  * they were queued; an unbound one leaves them to the shared queue, as
- * without this series.  If a reader leaves work behind on its own queue as it
- * goes into a handler, with no other reader of the device waiting, idle
- * readers are told to take it.
+ * without this series.
  */
-void fuse_cq_took(struct fuse_dev *fud, struct fuse_iqueue *fiq,
-		  struct fuse_req *req, bool intr)
+void __fuse_cq_took(struct fuse_cq_queue *q, struct fuse_iqueue *fiq,
+		    struct fuse_req *req, bool intr)
 {
-	struct fuse_cq_queue *q = fud->cq, *v;
-	bool reply = req && test_bit(FR_ISREPLY, &req->flags);
-	struct fuse_iqueue *shared;
+	struct fuse_iqueue *shared = &q->fc->iq;
+	enum fuse_cq_move why;
+	struct fuse_cq_queue *v;
 
-	if (!q)
+	if (fiq == shared) {
+		/* A device never bound reads as without this series */
+		if (!READ_ONCE(q->used))
+			return;
+		fuse_cq_busy_now(q, req);
+		if (req && READ_ONCE(q->routable))
+			fuse_req_set_fiq(req, &q->iq);
 		return;
-	shared = &q->fc->iq;
-	/* Taken from a busy queue by a reader that is not bound */
-	if (req && fiq != shared && fiq != &q->iq && !READ_ONCE(q->routable))
-		fuse_req_set_fiq(req, shared);
-	if (fiq == shared && !READ_ONCE(q->used))
-		return;
-	if (READ_ONCE(q->poll_idle))
-		WRITE_ONCE(q->poll_idle, false);
-	if (reply && !READ_ONCE(q->in_handler))
-		WRITE_ONCE(q->in_handler, true);
-	if (req && fiq != &q->iq && READ_ONCE(q->routable))
-		fuse_req_set_fiq(req, &q->iq);
-	if (fiq == &q->iq) {
-		WRITE_ONCE(q->taken, q->taken + 1);
-		if (READ_ONCE(q->overdue))
-			WRITE_ONCE(q->overdue, false);
-		if (reply && READ_ONCE(q->routable) && !READ_ONCE(q->strict) &&
-		    fuse_cq_has_work(fiq) && !atomic_read(&q->waiters))
-			fuse_cq_need_help(q->fc, q);
-	} else if (fiq->clone) {
-		enum fuse_cq_move why = intr ? FUSE_CQ_MOVE_INTR :
-					       FUSE_CQ_MOVE_STOLEN;
-
-		v = fuse_cq_of(fiq);
-		atomic_long_inc(&v->gave[why]);
-		atomic_long_inc(&q->took[why]);
 	}
-}
 
-/**
- * fuse_cq_read_done - count a request a device read
- * @fud: the device, its processing queue locked
- * @req: the request
- */
-void fuse_cq_read_done(struct fuse_dev *fud, struct fuse_req *req)
-{
-	struct fuse_cq_queue *q = fud->cq;
-	enum fuse_cq_level level;
-	u32 flags;
-
-	lockdep_assert_held(&fud->pq.lock);
-	flags = q ? READ_ONCE(q->bind_flags) : 0;
-	if (!flags)
-		return;
-	if ((flags & FUSE_DEV_BIND_CPU) && req->cpu == READ_ONCE(q->cpu))
-		level = FUSE_CQ_LOCAL_CPU;
-	else if (cpu_to_node(req->cpu) == READ_ONCE(q->node))
-		level = FUSE_CQ_LOCAL_NODE;
-	else
-		level = FUSE_CQ_REMOTE;
-	q->level[level]++;
-}
-
-/**
- * fuse_cq_replied - a device's reader answered a request
- * @fud: the device
- *
- * The reader is on its way back to read(): the device is not busy.
- */
-void fuse_cq_replied(struct fuse_dev *fud)
-{
-	struct fuse_cq_queue *q = fud->cq;
-
-	if (q && READ_ONCE(q->in_handler))
-		WRITE_ONCE(q->in_handler, false);
+	/* Taken from a busy device */
+	fuse_cq_busy_now(q, req);
+	if (req)
+		fuse_req_set_fiq(req, READ_ONCE(q->routable) ? &q->iq : shared);
+	v = fuse_cq_of(fiq);
+	why = intr ? FUSE_CQ_MOVE_INTR : FUSE_CQ_MOVE_STOLEN;
+	atomic_long_inc(&v->gave[why]);
+	atomic_long_inc(&q->took[why]);
 }
 
 /**
@@ -1077,22 +1022,6 @@ int fuse_cq_wait(struct fuse_dev *fud, bool *idle)
 	if (on_shared)
 		finish_wait(&shared->waitq, &shared_wait);
 	return err;
-}
-
-/**
- * fuse_cq_unidle - a reader that waited takes work, or leaves read()
- * @fud: the device
- * @idle: set by fuse_cq_wait(); cleared here
- *
- * Called with the queue the reader takes from locked, so that whoever
- * takes that queue's lock next sees the reader busy and the work gone.
- */
-void fuse_cq_unidle(struct fuse_dev *fud, bool *idle)
-{
-	if (*idle) {
-		atomic_dec(&fud->cq->waiters);
-		*idle = false;
-	}
 }
 
 /**

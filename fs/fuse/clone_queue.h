@@ -11,11 +11,13 @@
 #include <linux/bits.h>
 #include <linux/init.h>
 #include <linux/list.h>
+#include <linux/lockdep.h>
 #include <linux/mutex.h>
 #include <linux/poll.h>
 #include <linux/rcupdate.h>
 #include <linux/seqlock.h>
 #include <linux/timer.h>
+#include <linux/topology.h>
 #include <linux/types.h>
 
 /* Version of the clone-queue series, shown by modinfo and at load */
@@ -239,6 +241,153 @@ static inline struct fuse_cq_queue *fuse_cq_of(struct fuse_iqueue *fiq)
 	return container_of(fiq, struct fuse_cq_queue, iq);
 }
 
+/*
+ * Unique ids handed out by device queues: bit 62 set, so that they never
+ * meet the ids of the shared queue's counter (which would need 2^61
+ * requests to reach it); the queue's index in bits 46-61; the queue's own
+ * counter, which steps by FUSE_REQ_ID_STEP under the queue's lock, in
+ * bits 1-45.  Bit 0 (FUSE_INT_REQ_BIT) and bit 63 (FUSE_UNIQUE_RESEND)
+ * stay clear.  Two requests of one connection can only share an id if one
+ * of them is still unanswered after 2^44 later requests of its queue.
+ */
+#define FUSE_CQ_UNIQUE_BIT	BIT_ULL(62)
+#define FUSE_CQ_INDEX_SHIFT	46
+#define FUSE_CQ_CTR_MASK	(BIT_ULL(FUSE_CQ_INDEX_SHIFT) - 1)
+
+/**
+ * fuse_cq_unique - the unique id of a request queued on a device queue
+ * @q: the queue, locked
+ * @ctr: its counter, just stepped
+ *
+ * No preemption or per-CPU state is involved: the counter belongs to the
+ * queue and moves under its lock, and the index keeps queues apart.
+ *
+ * Return: the id.
+ */
+static inline u64 fuse_cq_unique(struct fuse_cq_queue *q, u64 ctr)
+{
+	lockdep_assert_held(&q->iq.lock);
+	return FUSE_CQ_UNIQUE_BIT | ((u64)q->index << FUSE_CQ_INDEX_SHIFT) |
+	       (ctr & FUSE_CQ_CTR_MASK);
+}
+
+/* A reader of @q took work: not idle any more, busy if it must answer */
+static inline void fuse_cq_busy_now(struct fuse_cq_queue *q,
+				    struct fuse_req *req)
+{
+	if (req && test_bit(FR_ISREPLY, &req->flags) &&
+	    !READ_ONCE(q->in_handler))
+		WRITE_ONCE(q->in_handler, true);
+	if (unlikely(READ_ONCE(q->poll_idle)))
+		WRITE_ONCE(q->poll_idle, false);
+}
+
+void __fuse_cq_queued(struct fuse_conn *fc, struct fuse_iqueue *fiq,
+		      const struct fuse_cq_choice *ch);
+void __fuse_cq_left_behind(struct fuse_cq_queue *q);
+void __fuse_cq_took(struct fuse_cq_queue *q, struct fuse_iqueue *fiq,
+		    struct fuse_req *req, bool intr);
+
+/**
+ * fuse_cq_queued - after a request or forget was queued, unlocked
+ * @fc: the connection
+ * @fiq: the queue it went to
+ * @ch: what fuse_cq_lock_target() decided
+ *
+ * Nothing to do when it went to the shared queue, or to a device queue
+ * whose reader waits, where the routing left it: the request path's
+ * common cases.
+ */
+static inline void fuse_cq_queued(struct fuse_conn *fc,
+				  struct fuse_iqueue *fiq,
+				  const struct fuse_cq_choice *ch)
+{
+	if (fiq->clone && (ch->spilled || ch->busy ||
+			   !atomic_read(&fuse_cq_of(fiq)->waiters)))
+		__fuse_cq_queued(fc, fiq, ch);
+}
+
+/**
+ * fuse_cq_took - a device's reader takes work from @fiq, locked
+ * @q: the device's queue, or NULL
+ * @fiq: the queue it takes from
+ * @req: the request, for requests; NULL for a forget or an interrupt
+ * @intr: it is an interrupt
+ *
+ * If a reader leaves work behind on its own queue as it goes into a
+ * handler, with no other reader of the device waiting, idle readers are
+ * told to take it.
+ */
+static inline void fuse_cq_took(struct fuse_cq_queue *q,
+				struct fuse_iqueue *fiq, struct fuse_req *req,
+				bool intr)
+{
+	if (!q)
+		return;
+	if (fiq != &q->iq) {
+		/* Not a never-bound device on the shared queue, as before */
+		if (fiq->clone || READ_ONCE(q->used))
+			__fuse_cq_took(q, fiq, req, intr);
+		return;
+	}
+	fuse_cq_busy_now(q, req);
+	WRITE_ONCE(q->taken, q->taken + 1);
+	if (unlikely(READ_ONCE(q->overdue)))
+		WRITE_ONCE(q->overdue, false);
+	if (req && !list_empty(&fiq->pending) && READ_ONCE(q->in_handler))
+		__fuse_cq_left_behind(q);
+}
+
+/**
+ * fuse_cq_read_done - count a request a device read
+ * @q: the device's queue, or NULL
+ * @req: the request
+ *
+ * Called under the device's processing-queue lock.
+ */
+static inline void fuse_cq_read_done(struct fuse_cq_queue *q,
+				     struct fuse_req *req)
+{
+	u32 flags = q ? READ_ONCE(q->bind_flags) : 0;
+
+	if (!flags)
+		return;
+	if ((flags & FUSE_DEV_BIND_CPU) && req->cpu == READ_ONCE(q->cpu))
+		q->level[FUSE_CQ_LOCAL_CPU]++;
+	else if (cpu_to_node(req->cpu) == READ_ONCE(q->node))
+		q->level[FUSE_CQ_LOCAL_NODE]++;
+	else
+		q->level[FUSE_CQ_REMOTE]++;
+}
+
+/**
+ * fuse_cq_replied - a device's reader answered a request
+ * @q: the device's queue, or NULL
+ *
+ * The reader is on its way back to read(): the device is not busy.
+ */
+static inline void fuse_cq_replied(struct fuse_cq_queue *q)
+{
+	if (q && READ_ONCE(q->in_handler))
+		WRITE_ONCE(q->in_handler, false);
+}
+
+/**
+ * fuse_cq_unidle - a reader that waited takes work, or leaves read()
+ * @q: the device's queue
+ * @idle: set by fuse_cq_wait(); cleared here
+ *
+ * Called with the queue the reader takes from locked, so that whoever
+ * takes that queue's lock next sees the reader busy and the work gone.
+ */
+static inline void fuse_cq_unidle(struct fuse_cq_queue *q, bool *idle)
+{
+	if (*idle) {
+		atomic_dec(&q->waiters);
+		*idle = false;
+	}
+}
+
 int __init fuse_cq_init(void);
 void fuse_cq_exit(void);
 void fuse_cq_conn_init(struct fuse_cq_conn *cq);
@@ -246,22 +395,14 @@ void fuse_cq_conn_free(struct fuse_conn *fc);
 int fuse_cq_attach(struct fuse_conn *fc, struct fuse_dev *fud);
 void fuse_cq_detach(struct fuse_dev *fud);
 void fuse_cq_dev_release(struct fuse_dev *fud);
-u64 fuse_cq_unique(struct fuse_cq_queue *q, u64 ctr);
 struct fuse_iqueue *fuse_cq_lock_target(struct fuse_conn *fc, int cpu,
 					struct fuse_cq_choice *ch)
 	__acquires(lock);
-void fuse_cq_queued(struct fuse_conn *fc, struct fuse_iqueue *fiq,
-		    const struct fuse_cq_choice *ch);
 void fuse_cq_queued_intr(struct fuse_conn *fc, struct fuse_iqueue *fiq);
 struct fuse_iqueue *fuse_cq_lock_readable(struct fuse_dev *fud)
 	__acquires(lock);
 void fuse_cq_nothing(struct fuse_dev *fud);
-void fuse_cq_took(struct fuse_dev *fud, struct fuse_iqueue *fiq,
-		  struct fuse_req *req, bool intr);
-void fuse_cq_read_done(struct fuse_dev *fud, struct fuse_req *req);
-void fuse_cq_replied(struct fuse_dev *fud);
 int fuse_cq_wait(struct fuse_dev *fud, bool *idle);
-void fuse_cq_unidle(struct fuse_dev *fud, bool *idle);
 __poll_t fuse_cq_poll(struct fuse_dev *fud);
 void fuse_cq_resend(struct fuse_conn *fc, struct list_head *reqs,
 		    struct list_head *to_end);

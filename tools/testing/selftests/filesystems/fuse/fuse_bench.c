@@ -352,7 +352,7 @@ int main(int argc, char **argv)
 	}
 	n = (long)nthreads * ops;
 	qsort(all, n, sizeof(double), cmp_double);
-	printf("%s\t%s\t%d\t%ld\t%.3f\t%.0f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t%llu\n",
+	printf("%s\t%s\t%d\t%ld\t%.3f\t%.0f\t%.3f\t%.3f\t%.1f\t%.1f\t%.2f\t%.2f\t%llu\n",
 	       mode, workload, nthreads, ops, secs, n / secs, all[n / 2],
 	       all[(long)(n * 0.99)], known ? 100.0 * lc / known : 0,
 	       known ? 100.0 * ln / known : 0,

@@ -315,6 +315,7 @@ static void *reader(void *p)
 		if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev))
 			goto out;
 	}
+	__atomic_fetch_add(&srv->started, 1, __ATOMIC_RELEASE);
 	for (;;) {
 		ssize_t n = read(srv->fds[idx], buf, FSRV_BUFSIZE);
 		struct fuse_in_header *in = (void *)buf;
@@ -482,6 +483,20 @@ int fsrv_start_reader(struct fsrv *srv, int idx, int cpu)
 	srv->nthr++;
 	srv->reading[idx] = true;
 	return 0;
+}
+
+int fsrv_wait_readers(struct fsrv *srv, int n, int timeout_ms)
+{
+	int t;
+
+	for (t = 0; t < timeout_ms; t++) {
+		if (__atomic_load_n(&srv->started, __ATOMIC_ACQUIRE) >= n) {
+			usleep(50000);
+			return 0;
+		}
+		usleep(1000);
+	}
+	return -ETIMEDOUT;
 }
 
 void fsrv_start(struct fsrv *srv)

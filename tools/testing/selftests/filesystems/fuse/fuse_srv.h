@@ -48,6 +48,7 @@ struct fsrv {
 	void *priv;
 	bool nolog;			/* no request log (benchmarks) */
 	bool epoll;			/* readers: O_NONBLOCK reads in an epoll loop */
+	int started;			/* readers that reached their loop */
 
 	pthread_mutex_t lock;		/* protects what follows */
 	struct fsrv_rec *log;
@@ -71,6 +72,8 @@ int fsrv_clone(struct fsrv *srv);
 int fsrv_clone_at(struct fsrv *srv, int idx);
 int fsrv_bind(struct fsrv *srv, int idx, uint32_t flags, int cpu, int node);
 int fsrv_start_reader(struct fsrv *srv, int idx, int cpu);
+/* Wait until @n readers run their loop and have had time to block */
+int fsrv_wait_readers(struct fsrv *srv, int n, int timeout_ms);
 void fsrv_start(struct fsrv *srv);
 void fsrv_destroy(struct fsrv *srv);
 uint64_t fsrv_ino(const char *name);

@@ -257,6 +257,8 @@ FIXTURE_SETUP(wc)
 		self->cpu_of[c] = cpu;
 		ASSERT_EQ(0, fsrv_start_reader(&self->srv, c, cpu));
 	}
+	/* Every reader waits in read() (or epoll) before the test begins */
+	ASSERT_EQ(0, fsrv_wait_readers(&self->srv, self->ncpu, 5000));
 }
 
 FIXTURE_TEARDOWN(wc)
