@@ -111,6 +111,7 @@ static void record(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 	r->cpu = sched_getcpu();
 	r->unique = in->unique;
 	r->nodeid = in->nodeid;
+	r->pid = in->pid;
 	if (in->opcode == FUSE_LOOKUP)
 		snprintf(r->name, sizeof(r->name), "%s", (const char *)arg);
 	pthread_mutex_unlock(&srv->lock);

@@ -22,6 +22,7 @@ struct fsrv_rec {
 	int cpu;		/* CPU of the reader when the read returned */
 	uint64_t unique;
 	uint64_t nodeid;
+	uint32_t pid;		/* in.h.pid: the issuing thread, 0 if none */
 	char name[56];		/* LOOKUP name */
 };
 
