@@ -679,6 +679,12 @@ static bool fuse_cq_wake_idle(struct fuse_conn *fc, int node,
  */
 static void fuse_cq_need_help(struct fuse_conn *fc, struct fuse_cq_queue *q)
 {
+	/*
+	 * The work and the busy mark before the look at the hint: a reader
+	 * that cleared it meanwhile (fuse_cq_victim()) then sees the work on
+	 * its second look, or we see the hint cleared and set it again.
+	 */
+	smp_mb();
 	if (!READ_ONCE(fc->cq.help))
 		WRITE_ONCE(fc->cq.help, 1);
 	/* The hint before the look at waiters; pairs with fuse_cq_wait() */
@@ -774,6 +780,22 @@ void fuse_cq_queued_intr(struct fuse_conn *fc, struct fuse_iqueue *fiq)
 		fuse_cq_need_help(fc, q);
 	else if (!atomic_read(&q->waiters))
 		fuse_cq_watch(q);
+}
+
+/*
+ * Work was put on @fiq by a move rather than by the routing (a drain after
+ * a binding changed, a resend): watch it and call for help as the routing
+ * does, so that it does not wait behind a busy reader.  Called with no
+ * lock or with the lock of the queue it was moved from.
+ */
+static void fuse_cq_kick(struct fuse_conn *fc, struct fuse_iqueue *fiq)
+{
+	struct fuse_cq_choice ch = {};
+
+	if (!fiq->clone)
+		return;
+	ch.busy = fuse_cq_busy(fuse_cq_of(fiq));
+	__fuse_cq_queued(fc, fiq, &ch);
 }
 
 /* ---- reading ---- */
@@ -926,6 +948,17 @@ void __fuse_cq_left_behind(struct fuse_cq_queue *q)
 		fuse_cq_need_help(q->fc, q);
 }
 
+/*
+ * A reader goes into a handler with work from another queue while work
+ * waits on its own (queued while it waited, so nobody watches it).
+ */
+static void fuse_cq_own_left_behind(struct fuse_cq_queue *q,
+				    struct fuse_req *req)
+{
+	if (req && READ_ONCE(q->in_handler) && fuse_cq_has_work(&q->iq))
+		__fuse_cq_left_behind(q);
+}
+
 /**
  * __fuse_cq_took - a device's reader takes work from another queue than
  *	its own: see fuse_cq_took()
@@ -952,17 +985,30 @@ void __fuse_cq_took(struct fuse_cq_queue *q, struct fuse_iqueue *fiq,
 		fuse_cq_busy_now(q, req);
 		if (req && READ_ONCE(q->routable))
 			fuse_req_set_fiq(req, &q->iq);
+		fuse_cq_own_left_behind(q, req);
 		return;
 	}
 
 	/* Taken from a busy device */
 	fuse_cq_busy_now(q, req);
+	fuse_cq_own_left_behind(q, req);
 	if (req)
 		fuse_req_set_fiq(req, READ_ONCE(q->routable) ? &q->iq : shared);
 	v = fuse_cq_of(fiq);
 	why = intr ? FUSE_CQ_MOVE_INTR : FUSE_CQ_MOVE_STOLEN;
 	atomic_long_inc(&v->gave[why]);
 	atomic_long_inc(&q->took[why]);
+}
+
+/**
+ * __fuse_cq_leave - a reader leaves read() without work: see fuse_cq_leave()
+ * @q: its device's queue
+ */
+void __fuse_cq_leave(struct fuse_cq_queue *q)
+{
+	if (!atomic_read(&q->waiters) && !READ_ONCE(q->strict) &&
+	    READ_ONCE(q->routable) && fuse_cq_has_work(&q->iq))
+		fuse_cq_watch(q);
 }
 
 /**
@@ -1117,6 +1163,7 @@ static void fuse_cq_drain_locked(struct fuse_conn *fc, struct fuse_iqueue *src,
 			list_move_tail(&req->list, &to->pending);
 			fuse_req_set_fiq(req, to);
 			fuse_dev_wake_and_unlock(to);
+			fuse_cq_kick(fc, to);
 		} else {
 			clear_bit(FR_PENDING, &req->flags);
 			list_move_tail(&req->list, to_end);
@@ -1135,6 +1182,7 @@ static void fuse_cq_drain_locked(struct fuse_conn *fc, struct fuse_iqueue *src,
 		to->forget_list_tail->next = forgets;
 		to->forget_list_tail = src->forget_list_tail;
 		fuse_dev_wake_and_unlock(to);
+		fuse_cq_kick(fc, to);
 	} else {
 		spin_unlock(&to->lock);
 		while (forgets) {
@@ -1460,6 +1508,8 @@ static void fuse_cq_requeue(struct fuse_conn *fc, struct fuse_req *req,
 	/* On the shared queue while devices are bound: they may help */
 	if (!to->clone)
 		fuse_cq_queued_intr(fc, to);
+	else
+		fuse_cq_kick(fc, to);
 }
 
 /**

@@ -388,6 +388,26 @@ static inline void fuse_cq_unidle(struct fuse_cq_queue *q, bool *idle)
 	}
 }
 
+void __fuse_cq_leave(struct fuse_cq_queue *q);
+
+/**
+ * fuse_cq_leave - a reader leaves read() without taking work
+ * @q: the device's queue
+ * @idle: as for fuse_cq_unidle()
+ *
+ * On a signal, or a nonblocking read that found nothing.  If the reader
+ * was counted as waiting and work waits on its queue with no other reader
+ * waiting, the work is watched like work queued while the reader was
+ * away: idle readers take it if the reader does not come back in time.
+ */
+static inline void fuse_cq_leave(struct fuse_cq_queue *q, bool *idle)
+{
+	if (*idle) {
+		fuse_cq_unidle(q, idle);
+		__fuse_cq_leave(q);
+	}
+}
+
 int __init fuse_cq_init(void);
 void fuse_cq_exit(void);
 void fuse_cq_conn_init(struct fuse_cq_conn *cq);

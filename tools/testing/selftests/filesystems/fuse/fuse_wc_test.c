@@ -78,6 +78,7 @@ static struct {
 	int nested_err;		/* the handler's own request */
 	int nested_fd;		/* fd that served it */
 	int notify_err;		/* the handler's FUSE_NOTIFY_INVAL_INODE */
+	int resend_err;		/* the handler's FUSE_NOTIFY_RESEND */
 	int held_fd;		/* fd whose reader holds a request */
 	uint64_t wb_ino;	/* the file dirtied under writeback caching */
 } hs = {
@@ -158,6 +159,21 @@ static bool wc_hook(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 		} else if (!strncmp(name, "slow-", 5)) {
 			__atomic_store_n(&hs.held_fd, idx, __ATOMIC_RELEASE);
 			hold(5000);
+		} else if (!strncmp(name, "resend-", 7) &&
+			   !(in->unique & FUSE_UNIQUE_RESEND)) {
+			/* Queue it again, and stay in the handler */
+			struct fuse_out_header oh = {
+				.len = sizeof(oh), .error = FUSE_NOTIFY_RESEND,
+			};
+			int err = write(srv->fds[idx], &oh, sizeof(oh)) < 0 ?
+				  -errno : 0;
+
+			pthread_mutex_lock(&hs.lock);
+			hs.resend_err = err;
+			pthread_mutex_unlock(&hs.lock);
+			__atomic_store_n(&hs.held_fd, idx, __ATOMIC_RELEASE);
+			hold(5000);
+			return true;
 		} else if (!strncmp(name, "away-", 5)) {
 			/* Answer, then do something else before reading */
 			fsrv_handle(srv, idx, in, arg);
@@ -451,6 +467,33 @@ TEST_F_TIMEOUT(wc, reader_that_does_not_come_back, 60)
 	EXPECT_GE(fsrv_cq_field(&self->srv, self->clone_of[1],
 				COL_GAVE_STOLEN), 1);
 	EXPECT_GE(fsrv_cq_field(&self->srv, fd_idx, COL_TOOK_STOLEN), 1);
+}
+
+TEST_F_TIMEOUT(wc, resent_request_of_a_held_reader, 60)
+{
+	struct fsrv_job j;
+	double t0 = now_ms();
+	int fd_idx = -1;
+
+	/*
+	 * CPU 1's reader reads the request, resends it and stays in its
+	 * handler: the request goes back to the head of that reader's queue,
+	 * and must not wait there for the handler.
+	 */
+	fsrv_job_stat(&j, self->mnt, "resend-1", 1);
+	ASSERT_TRUE(WAIT_MS(fsrv_job_done(&j), 1000))
+		TH_LOG("the resent request waited for its held reader");
+	EXPECT_EQ(0, fsrv_job_wait(&j));
+	TH_LOG("answered after %.1f ms", now_ms() - t0);
+	EXPECT_EQ(0, hs.resend_err);
+	EXPECT_EQ(self->clone_of[1], hs.held_fd);
+	/* Read twice: by the held reader, then by another one */
+	EXPECT_EQ(2, fsrv_find_name(&self->srv, "resend-1", &fd_idx));
+	EXPECT_NE(self->clone_of[1], fd_idx);
+	EXPECT_GE(fsrv_cq_field(&self->srv, self->clone_of[1],
+				COL_GAVE_STOLEN) +
+		  fsrv_cq_field(&self->srv, self->clone_of[1],
+				COL_GAVE_BUSY), 1);
 }
 
 struct loop_arg {
