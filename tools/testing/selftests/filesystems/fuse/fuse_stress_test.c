@@ -128,6 +128,10 @@ static void *reader(void *p)
 	struct slot *s = &slots[idx];
 	char *buf = malloc(FSRV_BUFSIZE);
 	unsigned int cpu, seq, seed_r = idx;
+	char name[16];
+
+	snprintf(name, sizeof(name), "reader-%d", idx);
+	pthread_setname_np(pthread_self(), name);
 
 	while (buf && !atomic_load(&s->stop)) {
 		ssize_t n = read(srv.fds[idx], buf, FSRV_BUFSIZE);
@@ -283,6 +287,7 @@ static void *chaos_thread(void *p)
 	long long next_abort = now_ns() + remount_every * 1000000000LL;
 	unsigned int r = seed * 7919;
 
+	pthread_setname_np(pthread_self(), "chaos");
 	while (now_ns() < end) {
 		int idx = 1 + rnd(&r) % (ncpu + 1);
 
@@ -323,6 +328,38 @@ static void *chaos_thread(void *p)
 	}
 	atomic_store(&chaos_done, 1);
 	return NULL;
+}
+
+/* Where each thread of ours is: its name, the slot it reads, its stack */
+static void dump_threads(void)
+{
+	char path[300], buf[4096];
+	struct dirent *de;
+	DIR *d = opendir("/proc/self/task");
+	ssize_t n;
+	int fd, i;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		for (i = 0; i < 2; i++) {
+			snprintf(path, sizeof(path), "/proc/self/task/%s/%s",
+				 de->d_name, i ? "stack" : "comm");
+			fd = open(path, O_RDONLY);
+			if (fd < 0)
+				continue;
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			buf[n > 0 ? n : 0] = 0;
+			if (i)
+				printf("%s", buf);
+			else
+				printf("# thread %s, %s", de->d_name, buf);
+		}
+	}
+	closedir(d);
 }
 
 static bool abort_errno(int err)
@@ -420,7 +457,10 @@ static int do_op(struct client *c, int op)
 static void *client_thread(void *p)
 {
 	struct client *c = p;
+	char name[16];
 
+	snprintf(name, sizeof(name), "client-%d", c->cpu);
+	pthread_setname_np(pthread_self(), name);
 	if (pin_to_cpu(c->cpu)) {
 		printf("# cannot pin to CPU %d\n", c->cpu);
 		c->unexpected++;
@@ -573,6 +613,7 @@ int main(int argc, char **argv)
 			printf("# no sysrq\n");
 		if (fd >= 0)
 			close(fd);
+		dump_threads();
 		if (fsrv_conn_file(&srv, "clone_queues", diag, sizeof(diag)) > 0)
 			printf("# clone_queues:\n%s", diag);
 		if (fsrv_conn_file(&srv, "waiting", diag, sizeof(diag)) > 0)
