@@ -14,6 +14,8 @@
 #   make dkms-install
 #                  the same through DKMS, for every installed 6.12.y kernel
 #   make series    the series to mail or to git am (build/series/)
+#   make libfuse-work
+#                  Debian's libfuse 3 with libfuse/patches (-o clone_bind)
 #
 # Everything is built under build/ (ignored).  The series lives in patches/;
 # build/work is a git work tree of the base with the series applied: edit
@@ -66,6 +68,15 @@ bench: deps
 work: deps
 	$(RIG)/base.sh
 	$(RIG)/work.sh
+
+# libfuse: Debian's fuse3 source package, built as it is and with
+# libfuse/patches (build/libfuse/{stock,ours}); build/libfuse/work is its git
+# tree: commit there, then "make libfuse-patches"
+libfuse-work: deps
+	$(RIG)/libfuse.sh
+
+libfuse-patches:
+	$(RIG)/libfuse-patches.sh
 
 patches:
 	$(RIG)/patches.sh
@@ -128,4 +139,5 @@ distclean:
 
 
 .PHONY: all module deps demo check stress bench work patches checkpatch series-check clean distclean \
+	libfuse-work libfuse-patches \
 	install uninstall reload dkms-source dkms-install dkms-check series series-boot
