@@ -67,14 +67,19 @@ FLAVOR=rt guest_run rt 2node \
 	"run 600 fuse_wc_test" \
 	"run 300 fuse_stress_test -d 30 -r 10 -s 3"
 
-# A real daemon: fuse_pt on libfuse 3 with -o clone_fd under data-checking
-# writers, fs_mark and dbench, with and without the fuse_clone_bind.so
-# preload library, on stock and on ours
+# Real libfuse daemons on our libfuse (libfuse/patches): Debian's
+# passthrough_ll and passthrough_hp and fuse_pt with -o clone_bind under
+# data-checking writers (also under taskset and with max_idle_threads=1),
+# fs_mark and dbench; on stock the same daemons fall back to clone_fd.
+# Both topologies; stock only in the first.
 guest_run libfuse 2node \
 	"module stock" \
-	"run 900 fuse_libfuse_test.sh stock" \
+	"run 600 fuse_libfuse_test.sh stock" \
 	"module ours" \
-	"run 900 fuse_libfuse_test.sh ours"
+	"run 600 fuse_libfuse_test.sh ours"
+guest_run libfuse-1node 1node \
+	"module ours" \
+	"run 600 fuse_libfuse_test.sh ours"
 
 # Host-side checks: each patch builds alone, checkpatch --strict and
 # sparse are clean

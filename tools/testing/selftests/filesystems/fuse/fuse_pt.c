@@ -2,7 +2,8 @@
 /*
  * fuse_pt: a small passthrough file system on libfuse 3, for testing the
  * kernel with a real daemon: libfuse's multithreaded loop, optionally with
- * one cloned /dev/fuse fd per worker (-o clone_fd).
+ * one cloned /dev/fuse fd per worker (-o clone_fd), or with one clone
+ * bound per CPU or node (-o clone_bind=cpu|node, libfuse/patches).
  *
  *   fuse_pt SRCDIR MOUNTPOINT [libfuse options, e.g. -f -o clone_fd]
  *
@@ -10,8 +11,8 @@
  * their backing fd in fi->fh, and the file system runs with hard_remove and
  * nullpath_ok, so files that were unlinked while open keep working.
  *
- * It is linked with libfuse statically and glibc dynamically, so that an
- * LD_PRELOAD library (tools/fuse/clone-bind) still sees its libc calls.
+ * The rig links it with our libfuse (rig/libfuse.sh) statically and with
+ * glibc dynamically.
  */
 #define _GNU_SOURCE
 #define FUSE_USE_VERSION 31
