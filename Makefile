@@ -4,7 +4,8 @@
 #
 #   make demo      build fuse.ko, boot a 4-CPU 2-node guest, show routing
 #   make check     build everything and run every test in the guest
-#   make bench     stock vs ours benchmark table (build/bench/results.md)
+#   make bench     stock vs ours benchmark table (build/bench/results.md),
+#                  and fio against libfuse daemons (build/bench/fio/)
 #   make stress DURATION=3600 [FLAVOR=kcsan|rt]
 #                  soak: chaos stress test on ours in the debug guest (or
 #                  the KCSAN or PREEMPT_RT guest)
@@ -64,6 +65,10 @@ stress: deps
 # Stock vs ours in one guest boot, without debug options; writes build/bench
 bench: deps
 	$(RIG)/bench.sh
+
+# Only the fio run of make bench (build/bench/fio/results.md)
+bench-fio: deps
+	$(RIG)/fio-bench.sh
 
 work: deps
 	$(RIG)/base.sh
@@ -139,5 +144,5 @@ distclean:
 
 
 .PHONY: all module deps demo check stress bench work patches checkpatch series-check clean distclean \
-	libfuse-work libfuse-patches \
+	libfuse-work libfuse-patches bench-fio \
 	install uninstall reload dkms-source dkms-install dkms-check series series-boot

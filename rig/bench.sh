@@ -10,7 +10,8 @@
 # BENCH_MIXED_OPS (operations per thread of the mixed workload, 1000),
 # BENCH_ICOUNT (1: also 2 vCPUs on QEMU's instruction clock, where ops/s
 # measure instructions per request, to compare the unbound paths within a
-# few percent), BENCH_ICOUNT_REPEATS (5).
+# few percent), BENCH_ICOUNT_REPEATS (5), BENCH_FIO (1: also fio against
+# libfuse daemons, rig/fio-bench.sh).
 . "$(dirname "$0")/lib.sh"
 
 FRAG=$SELFTEST_DIR/config
@@ -122,3 +123,8 @@ if [ "${BENCH_LOCKSTAT:-1}" = 1 ]; then
 fi
 
 python3 "$TOP/rig/bench_report.py" "$out" "${results[@]}"
+
+# fio against libfuse daemons, stock against ours (BENCH_FIO=0: not)
+if [ "${BENCH_FIO:-1}" = 1 ]; then
+	"$TOP/rig/fio-bench.sh"
+fi

@@ -20,6 +20,7 @@ make -s -C "$SELFTEST_DIR" UAPI="$B/work/include/uapi" \
 	FUSE3_LIBS="$LF/ours/lib/libfuse3.a"
 {
 	printf 'LF_OURS=%s\nLF_STOCK=%s\n' "$LF/ours" "$LF/stock"
+	[ -x "$B/fio/fio" ] && printf 'FIO=%s\n' "$B/fio/fio"
 	true
 } > "$B/tests/libfuse.conf"
 {
@@ -27,5 +28,7 @@ make -s -C "$SELFTEST_DIR" UAPI="$B/work/include/uapi" \
 	for d in ours stock; do
 		printf '%s\n' "$LF/$d/example/passthrough_ll" "$LF/$d/example/passthrough_hp"
 	done
+	# make bench: fio (rig/fio.sh), where it was built
+	[ -x "$B/fio/fio" ] && echo "$B/fio/fio"
 	true
 } > "$B/tests/initramfs-extra.list"

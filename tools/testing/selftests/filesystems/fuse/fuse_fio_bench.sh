@@ -1,0 +1,197 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# fio against libfuse's example passthrough daemons over tmpfs, for make
+# bench (rig/fio-bench.sh): 4 KiB random reads with direct=1, numjobs 1..N
+# (one job pinned per CPU) x iodepth 1, 4, 8, then a metadata run (fio's
+# filecreate, filestat and filedelete engines).  One mode per call:
+#
+#   nofuse    fio on the tmpfs directory itself: the ceiling
+#   ll-stock  Debian's libfuse unpatched, passthrough_ll -o clone_fd
+#             (stock fuse.ko loaded)
+#   ll-ours   our libfuse, passthrough_ll -o clone_bind=cpu (ours loaded)
+#   hp-stock  passthrough_hp --clone-fd (our build: passthrough_hp of
+#             libfuse 3.14 cannot turn clone_fd on; without clone_bind our
+#             libfuse runs the clone_fd loop unchanged) on stock fuse.ko
+#   hp-ours   passthrough_hp -o clone_bind=cpu on ours
+#
+# usage: fuse_fio_bench.sh MODE [RUNTIME [JOBS [DEPTHS]]]
+#   RUNTIME seconds per fio run (3), JOBS e.g. "1 2 3 4" (1..nproc),
+#   DEPTHS e.g. "1 4 8"
+# Prints one line per fio run:
+#   @fio MODE WORKLOAD JOBS DEPTH MiB/s IOPS p99-us own-CPU-% IPIs/op
+# (own-CPU-%: requests served on the CPU that issued them, from
+# clone_queues; "-" where nothing is bound.)  Every step runs under a
+# timeout; exit status 1 if a daemon or a fio run failed.
+
+T=$(cd "$(dirname "$0")" && pwd)
+PATH=$PATH:/usr/bin:/usr/sbin
+MODE=$1
+RT=${2:-3}
+NCPU=$(nproc)
+JOBS=${3:-$(seq 1 $NCPU)}
+DEPTHS=${4:-1 4 8}
+W=/tmp/fiob
+SRC=$W/src
+MNT=$W/mnt
+LOG=/tmp/fiob-daemon.log
+OUT=/tmp/fiob.out
+FILESIZE=16m
+NMETA=200	# files per job in the metadata run
+DPID=
+CQ=
+LF_OURS= LF_STOCK= FIO=
+[ -f $T/libfuse.conf ] && . $T/libfuse.conf
+[ -x "$FIO" ] || FIO=$(command -v fio)
+failed=0
+
+say() { echo "# $*"; }
+
+mounted() { grep -q " $MNT " /proc/mounts; }
+
+conn_dir() {
+	dev=$(timeout -s KILL 10 stat -c %d "$MNT") || return 1
+	maj=$(((dev >> 8) & 0xfff))
+	min=$(((dev & 0xff) | ((dev >> 12) & 0xfff00)))
+	echo /sys/fs/fuse/connections/$(((maj << 20) | min))
+}
+
+# dispatched and local_cpu over bound devices
+cq_sum() {
+	if [ -n "$CQ" ] && [ -f "$CQ" ]; then
+		awk 'NR > 2 && $2 != "none" { d += $6; l += $7 } END { print d + 0, l + 0 }' "$CQ"
+	else
+		echo "0 0"
+	fi
+}
+
+# Function-call and rescheduling IPIs, all CPUs
+ipis() {
+	awk '$1 == "CAL:" || $1 == "RES:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i }
+	     END { print s + 0 }' /proc/interrupts
+}
+
+start() {	# CMD...
+	mkdir -p $SRC $MNT
+	"$@" > $LOG 2>&1 &
+	DPID=$!
+	i=0
+	while ! mounted && [ $i -lt 300 ] && kill -0 $DPID 2>/dev/null; do
+		usleep 100000
+		i=$((i + 1))
+	done
+	if ! mounted; then
+		sed 's/^/# /' $LOG
+		say "$MODE: the daemon did not mount"
+		exit 1
+	fi
+	CQ=$(conn_dir)/clone_queues
+	[ -f "$CQ" ] && sed 's/^/# /' "$CQ"
+}
+
+stop() {
+	[ -n "$DPID" ] || return 0
+	timeout -s KILL 30 umount $MNT || timeout -s KILL 10 umount -l $MNT
+	i=0
+	while kill -0 $DPID 2>/dev/null && [ $i -lt 100 ]; do
+		usleep 100000
+		i=$((i + 1))
+	done
+	kill -9 $DPID 2>/dev/null
+	wait $DPID
+	grep -v 'Ignoring invalid max threads' $LOG | sed 's/^/# /'
+	DPID=
+}
+trap stop EXIT
+
+# fio_run WORKLOAD JOBS DEPTH FIO-ARGS...: one run, one @fio line
+fio_run() {
+	wl=$1 j=$2 d=$3
+	shift 3
+	set -- "$@" --numjobs=$j --iodepth=$d --group_reporting \
+		--cpus_allowed=0-$((NCPU - 1)) --cpus_allowed_policy=split \
+		--output-format=terse --terse-version=3
+	c0=$(cq_sum) i0=$(ipis)
+	if ! timeout -s KILL $((RT * 4 + 120)) $FIO "$@" > $OUT 2>&1; then
+		sed 's/^/# /' $OUT | tail -n 20
+		say "fio $wl $j $d failed"
+		failed=1
+		return
+	fi
+	c1=$(cq_sum) i1=$(ipis)
+	# terse v3: 6 read KiB, 7 read KiB/s, 8 read IOPS, 9 runtime ms,
+	# 18-37 completion latency percentiles (us) as "P%=V"; a job that
+	# only writes or creates has its numbers in the write fields (47-...)
+	grep '^3;' $OUT | tail -n 1 | awk -F';' -v mode=$MODE -v wl=$wl -v j=$j -v d=$d \
+		-v c0="$c0" -v c1="$c1" -v i0=$i0 -v i1=$i1 '
+	function p99(base,   k, kv) {
+		for (k = base; k < base + 20; k++) {
+			split($k, kv, "=")
+			if (kv[1] == "99.000000%") return kv[2]
+		}
+		return "-"
+	}
+	{
+		bw = $7; iops = $8; ms = $9; p = p99(18)
+		if (iops == 0) { bw = $48; iops = $49; ms = $50; p = p99(59) }
+		split(c0, a, " "); split(c1, b, " ")
+		disp = b[1] - a[1]; loc = b[2] - a[2]
+		own = disp > 0 ? sprintf("%.1f", loc * 100 / disp) : "-"
+		ops = iops * ms / 1000
+		printf "@fio %s %s %d %d %.1f %.0f %s %s %.2f\n", mode, wl, j, d,
+			bw / 1024, iops, p, own, (ops > 0 ? (i1 - i0) / ops : 0)
+	}'
+}
+
+case "$MODE" in
+nofuse)
+	DIR=$SRC ;;
+ll-stock)
+	DIR=$MNT
+	start $LF_STOCK/example/passthrough_ll -f -o source=$SRC,clone_fd $MNT ;;
+ll-ours)
+	DIR=$MNT
+	start $LF_OURS/example/passthrough_ll -f -o source=$SRC,clone_bind=cpu $MNT ;;
+hp-stock)
+	DIR=$MNT
+	start $LF_OURS/example/passthrough_hp --foreground --clone-fd $SRC $MNT ;;
+hp-ours)
+	DIR=$MNT
+	start $LF_OURS/example/passthrough_hp --foreground -o clone_bind=cpu $SRC $MNT ;;
+*)
+	echo "usage: $0 nofuse|ll-stock|ll-ours|hp-stock|hp-ours [RUNTIME [JOBS [DEPTHS]]]" >&2
+	exit 2 ;;
+esac
+mkdir -p $SRC
+[ -n "$FIO" ] || { say "no fio in the guest"; exit 1; }
+say "$MODE: $NCPU CPUs, fio $($FIO --version), runtime $RT s, jobs $JOBS, depths $DEPTHS"
+
+# Lay the files out once, for the most jobs, through the mount
+maxj=$(echo $JOBS | tr ' ' '\n' | sort -n | tail -n 1)
+RR="--name=rr --directory=$DIR --filename_format=f.\$jobnum --size=$FILESIZE --bs=4k"
+timeout -s KILL 300 $FIO $RR --rw=write --numjobs=$maxj --create_only=1 > $OUT 2>&1 ||
+	{ sed 's/^/# /' $OUT; say "laying out the files failed"; exit 1; }
+for j in $JOBS; do
+	for d in $DEPTHS; do
+		fio_run randread $j $d $RR --rw=randread --direct=1 \
+			--ioengine=libaio --time_based --runtime=$RT
+	done
+done
+
+# Metadata: create, stat and unlink NMETA files per job, one job, then
+# one per CPU.  filecreate leaves empty files, which the filestat engine
+# would first lay out to their size: an untimed write pass does it.
+for j in 1 $NCPU; do
+	rm -rf $DIR/meta
+	mkdir -p $DIR/meta
+	MD="--name=md --directory=$DIR/meta --filename_format=m.\$jobnum.\$filenum --nrfiles=$NMETA --filesize=4k --openfiles=1"
+	fio_run create $j 1 $MD --ioengine=filecreate --rw=write
+	timeout -s KILL 300 $FIO $MD --rw=write --numjobs=$j > $OUT 2>&1 ||
+		{ sed 's/^/# /' $OUT; say "filling the files failed"; failed=1; }
+	fio_run stat $j 1 $MD --ioengine=filestat --rw=read
+	fio_run unlink $j 1 $MD --ioengine=filedelete --rw=read
+done
+rm -rf $DIR/meta $DIR/f.*
+stop
+[ -n "$CQ" ] && say "$MODE: done"
+exit $failed
