@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0
 """The fio tables of make bench (rig/fio-bench.sh).
 
-usage: fio_report.py OUT.md RUNDIR
+usage: fio_report.py OUT.md "TITLE|RUNDIR"...
 
 Reads the "@fio MODE WORKLOAD JOBS DEPTH MiB/s IOPS p99-us own-% IPIs/op"
-lines that fuse_fio_bench.sh printed in RUNDIR/results.log (several
-repeats), and writes one markdown table per daemon for the random reads
-and one for the metadata run: medians, with the spread (min-max) of the
-throughput, and the ratios that carry over to other hardware: ours over
-stock, and each over the no-FUSE ceiling.
+lines that fuse_fio_bench.sh printed in each RUNDIR/results.log (several
+repeats), and writes, under TITLE, one markdown table per daemon for the
+random reads and one for the metadata run: medians, with the spread
+(min-max) of the throughput, and the ratios that carry over to other
+hardware: ours over stock, and each over the no-FUSE ceiling.
 """
 import os
 import statistics
@@ -81,14 +81,13 @@ def p99(v):
     return "<1" if v < 1 else f"{v:.0f}"
 
 
-def main():
-    out, rundir = sys.argv[1], sys.argv[2]
+def section(title, rundir):
     runs = load(rundir)
     if not runs:
         print(f"no @fio lines in {rundir}/results.log", file=sys.stderr)
-        return 1
+        return None
     reps = max(len(v) for v in runs.values())
-    lines = []
+    lines = [f"### fio: {title}", ""]
     rr = sorted({(k[2], k[3]) for k in runs if k[1] == "randread"})
     for name, stock, ours, sdesc, odesc in DAEMONS:
         if not any(k[0] in (stock, ours) for k in runs):
@@ -136,6 +135,18 @@ def main():
                 f"| {p99(med(runs, k('ll-stock'), 2))} → {p99(med(runs, k('ll-ours'), 2))} "
                 f"| {fmt(med(runs, k('ll-ours'), 3), 1)}, {fmt(med(runs, k('hp-ours'), 3), 1)} |")
         lines.append("")
+    return lines
+
+
+def main():
+    out = sys.argv[1]
+    lines = []
+    for arg in sys.argv[2:]:
+        title, rundir = arg.split("|", 1)
+        sec = section(title, rundir)
+        if sec is None:
+            return 1
+        lines += sec
     text = "\n".join(lines)
     with open(out, "w") as f:
         f.write(text)

@@ -15,9 +15,10 @@
 #             libfuse runs the clone_fd loop unchanged) on stock fuse.ko
 #   hp-ours   passthrough_hp -o clone_bind=cpu on ours
 #
-# usage: fuse_fio_bench.sh MODE [RUNTIME [JOBS [DEPTHS]]]
+# usage: fuse_fio_bench.sh MODE [RUNTIME [JOBS [DEPTHS [METAJOBS]]]]
 #   RUNTIME seconds per fio run (3), JOBS e.g. "1 2 3 4" (1..nproc),
-#   DEPTHS e.g. "1 4 8"
+#   DEPTHS e.g. "1 4 8", METAJOBS the jobs of the metadata run ("1 nproc");
+#   an empty argument takes the default
 # Prints one line per fio run:
 #   @fio MODE WORKLOAD JOBS DEPTH MiB/s IOPS p99-us own-CPU-% IPIs/op
 # (own-CPU-%: requests served on the CPU that issued them, from
@@ -31,6 +32,7 @@ RT=${2:-3}
 NCPU=$(nproc)
 JOBS=${3:-$(seq 1 $NCPU)}
 DEPTHS=${4:-1 4 8}
+METAJOBS=${5:-1 $NCPU}
 W=/tmp/fiob
 SRC=$W/src
 MNT=$W/mnt
@@ -159,7 +161,7 @@ hp-ours)
 	DIR=$MNT
 	start $LF_OURS/example/passthrough_hp --foreground -o clone_bind=cpu $SRC $MNT ;;
 *)
-	echo "usage: $0 nofuse|ll-stock|ll-ours|hp-stock|hp-ours [RUNTIME [JOBS [DEPTHS]]]" >&2
+	echo "usage: $0 nofuse|ll-stock|ll-ours|hp-stock|hp-ours [RUNTIME [JOBS [DEPTHS [METAJOBS]]]]" >&2
 	exit 2 ;;
 esac
 mkdir -p $SRC
@@ -179,9 +181,9 @@ for j in $JOBS; do
 done
 
 # Metadata: create, stat and unlink NMETA files per job, one job, then
-# one per CPU.  filecreate leaves empty files, which the filestat engine
+# one per CPU (METAJOBS).  filecreate leaves empty files, which the filestat engine
 # would first lay out to their size: an untimed write pass does it.
-for j in 1 $NCPU; do
+for j in $METAJOBS; do
 	rm -rf $DIR/meta
 	mkdir -p $DIR/meta
 	MD="--name=md --directory=$DIR/meta --filename_format=m.\$jobnum.\$filenum --nrfiles=$NMETA --filesize=4k --openfiles=1"
