@@ -15,6 +15,11 @@
 #             libfuse runs the clone_fd loop unchanged) on stock fuse.ko
 #   hp-ours   passthrough_hp -o clone_bind=cpu on ours
 #
+# The random reads run against the daemons as they come; the metadata run
+# against the same daemons without attribute and entry caching
+# (passthrough_ll -o timeout=0, passthrough_hp --nocache), so that every
+# stat() reaches them.
+#
 # usage: fuse_fio_bench.sh MODE [RUNTIME [JOBS [DEPTHS [METAJOBS]]]]
 #   RUNTIME seconds per fio run (3), JOBS e.g. "1 2 3 4" (1..nproc),
 #   DEPTHS e.g. "1 4 8", METAJOBS the jobs of the metadata run ("1 nproc");
@@ -145,21 +150,34 @@ fio_run() {
 	}'
 }
 
+# up cache|nocache: the daemon of $MODE, with the example's own caching or
+# with none; sets $DIR, where fio works
+up() {
+	ll= hp=
+	if [ $1 = nocache ]; then
+		ll=,timeout=0
+		hp=--nocache
+	fi
+	case "$MODE" in
+	nofuse)
+		DIR=$SRC ;;
+	ll-stock)
+		DIR=$MNT
+		start $LF_STOCK/example/passthrough_ll -f -o source=$SRC$ll,clone_fd $MNT ;;
+	ll-ours)
+		DIR=$MNT
+		start $LF_OURS/example/passthrough_ll -f -o source=$SRC$ll,clone_bind=cpu $MNT ;;
+	hp-stock)
+		DIR=$MNT
+		start $LF_OURS/example/passthrough_hp --foreground $hp --clone-fd $SRC $MNT ;;
+	hp-ours)
+		DIR=$MNT
+		start $LF_OURS/example/passthrough_hp --foreground $hp -o clone_bind=cpu $SRC $MNT ;;
+	esac
+}
+
 case "$MODE" in
-nofuse)
-	DIR=$SRC ;;
-ll-stock)
-	DIR=$MNT
-	start $LF_STOCK/example/passthrough_ll -f -o source=$SRC,clone_fd $MNT ;;
-ll-ours)
-	DIR=$MNT
-	start $LF_OURS/example/passthrough_ll -f -o source=$SRC,clone_bind=cpu $MNT ;;
-hp-stock)
-	DIR=$MNT
-	start $LF_OURS/example/passthrough_hp --foreground --clone-fd $SRC $MNT ;;
-hp-ours)
-	DIR=$MNT
-	start $LF_OURS/example/passthrough_hp --foreground -o clone_bind=cpu $SRC $MNT ;;
+nofuse|ll-stock|ll-ours|hp-stock|hp-ours) ;;
 *)
 	echo "usage: $0 nofuse|ll-stock|ll-ours|hp-stock|hp-ours [RUNTIME [JOBS [DEPTHS [METAJOBS]]]]" >&2
 	exit 2 ;;
@@ -168,7 +186,9 @@ mkdir -p $SRC
 [ -n "$FIO" ] || { say "no fio in the guest"; exit 1; }
 say "$MODE: $NCPU CPUs, fio $($FIO --version), runtime $RT s, jobs $JOBS, depths $DEPTHS"
 
-# Lay the files out once, for the most jobs, through the mount
+# Random reads, the daemon as it comes.  Lay the files out once, for the
+# most jobs, through the mount.
+up cache
 maxj=$(echo $JOBS | tr ' ' '\n' | sort -n | tail -n 1)
 RR="--name=rr --directory=$DIR --filename_format=f.\$jobnum --size=$FILESIZE --bs=4k"
 timeout -s KILL 300 $FIO $RR --rw=write --numjobs=$maxj --create_only=1 > $OUT 2>&1 ||
@@ -179,10 +199,15 @@ for j in $JOBS; do
 			--ioengine=libaio --time_based --runtime=$RT
 	done
 done
+rm -f $DIR/f.*
+stop
 
 # Metadata: create, stat and unlink NMETA files per job, one job, then
-# one per CPU (METAJOBS).  filecreate leaves empty files, which the filestat engine
-# would first lay out to their size: an untimed write pass does it.
+# one per CPU (METAJOBS), with a daemon that caches no attributes or
+# entries, so that every stat() reaches it.  filecreate leaves empty
+# files, which the filestat engine would first lay out to their size: an
+# untimed write pass does it.
+up nocache
 for j in $METAJOBS; do
 	rm -rf $DIR/meta
 	mkdir -p $DIR/meta
@@ -193,7 +218,7 @@ for j in $METAJOBS; do
 	fio_run stat $j 1 $MD --ioengine=filestat --rw=read
 	fio_run unlink $j 1 $MD --ioengine=filedelete --rw=read
 done
-rm -rf $DIR/meta $DIR/f.*
+rm -rf $DIR/meta
 stop
-[ -n "$CQ" ] && say "$MODE: done"
+say "$MODE: done"
 exit $failed
