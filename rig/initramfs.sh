@@ -5,8 +5,9 @@
 #
 # Host files are packed at their own absolute path: the HOSTFILE arguments,
 # those in $INITRAMFS_EXTRA (space-separated) and the lines of
-# TESTDIR/initramfs-extra.list (rig/selftests.sh writes it: dbench, fs_mark
-# and dbench's load file); a missing one is left out with a warning.  Every
+# TESTDIR/initramfs-extra.list (rig/selftests.sh writes it: dbench, fs_mark,
+# dbench's load file, libfuse's example daemons and, once built, fio); a
+# missing one is left out with a warning.  Every
 # dynamically linked ELF packed, tests and host files alike, gets the shared
 # libraries ldd finds for it and the loader, at their paths on the host
 # (and libgcc_s.so.1 next to libc.so.6, which glibc loads at run time).
