@@ -13,6 +13,8 @@
 #   taskset the same under "taskset -c 1,2": clones on CPUs 1 and 2 only
 #   idle    the same with max_idle_threads=1 under bursts of 8 writers:
 #           extra readers come and go, the clones stay the same
+#   offline the same started while CPU 3 is offline: clones on the online
+#           CPUs; CPU 3's requests, once it is back, go to its node
 #   hp      Debian's example passthrough_hp (C++, splice) with
 #           -o clone_bind=cpu
 #   node    fuse_pt (high-level API, fuse_main()) with -o clone_bind=node,
@@ -38,7 +40,8 @@ LOG=/tmp/libfuse-daemon.log
 OUT=/tmp/libfuse-step.out
 LOADFILE=/usr/share/dbench/client.txt
 FALLBACK='no FUSE_DEV_IOC_BIND'
-NTESTS=27
+CPU3=/sys/devices/system/cpu/cpu3/online
+NTESTS=31
 n=0
 nfail=0
 DPID=
@@ -108,10 +111,12 @@ expand() {
 		for (i = $1; i <= b; i++) printf "%d ", i }'
 }
 
-# The CPUs the daemon's main thread may run on, one per line
+# The online CPUs the daemon's main thread may run on, one per line
 daemon_cpus() {
-	expand "$(awk '/^Cpus_allowed_list/ { print $2 }' /proc/$DPID/status)" |
-		tr ' ' '\n' | grep . | sort -n
+	online=" $(expand "$(cat /sys/devices/system/cpu/online)") "
+	for c in $(expand "$(awk '/^Cpus_allowed_list/ { print $2 }' /proc/$DPID/status)"); do
+		case "$online" in *" $c "*) echo $c ;; esac
+	done
 }
 
 # The nodes with CPUs among the daemon's, one per line
@@ -504,6 +509,7 @@ idle_bursts() {
 cleanup() {
 	mounted && timeout -s KILL 10 umount -l $MNT
 	[ -n "$DPID" ] && kill -9 $DPID 2>/dev/null
+	[ -w $CPU3 ] && [ "$(cat $CPU3)" = 0 ] && echo 1 > $CPU3
 }
 trap cleanup EXIT
 
@@ -532,13 +538,27 @@ check_clones idle_clones_per_cpu cpu
 idle_bursts idle_bursts_same_clones
 stop_daemon idle_unmount
 
-# 13-16: passthrough_hp -o clone_bind=cpu
+# 13-16: started while CPU 3 is offline; it comes back before the writers
+if [ -w $CPU3 ] && [ "$(cat $CPU3)" = 1 ] && echo 0 > $CPU3; then
+	start_daemon offline_mount $LL -f -o source=$SRC,clone_bind=cpu $MNT
+	check_clones offline_clones_on_online_cpus cpu
+	echo 1 > $CPU3 || echo "# cannot bring CPU 3 back online"
+	check_io offline_writers_cpu3_back 6 20 node
+	stop_daemon offline_unmount
+else
+	for t in offline_mount offline_clones_on_online_cpus \
+		 offline_writers_cpu3_back offline_unmount; do
+		result skip $t "CPU 3 cannot be taken offline"
+	done
+fi
+
+# 17-20: passthrough_hp -o clone_bind=cpu
 start_daemon hp_mount $HP --foreground -o clone_bind=cpu $SRC $MNT
 check_clones hp_clones_per_cpu cpu
 check_io hp_writers 3 40 cpu
 stop_daemon hp_unmount
 
-# 17-22: fuse_pt (fuse_main) -o clone_bind=node, fs_mark, dbench
+# 21-26: fuse_pt (fuse_main) -o clone_bind=node, fs_mark, dbench
 start_daemon node_mount $T/fuse_pt $SRC $MNT -f -o clone_bind=node
 check_clones node_clones_per_node node
 check_io node_writers 4 40 node
@@ -546,7 +566,7 @@ run_fs_mark node_fs_mark
 run_dbench node_dbench
 stop_daemon node_unmount
 
-# 23-26: fuse_pt -o clone_fd: as before, nothing bound or pinned
+# 27-30: fuse_pt -o clone_fd: as before, nothing bound or pinned
 start_daemon plain_mount $T/fuse_pt $SRC $MNT -f -o clone_fd
 why=
 if [ $up = 1 ]; then
@@ -567,7 +587,7 @@ verdict plain_nothing_bound
 check_io plain_writers 5 20 none
 stop_daemon plain_unmount
 
-# 27: nothing left behind
+# 31: nothing left behind
 left=$(grep -c " $W" /proc/mounts)
 if [ "$left" != 0 ] || pidof fuse_pt passthrough_ll passthrough_hp > /dev/null; then
 	grep " $W" /proc/mounts | note
