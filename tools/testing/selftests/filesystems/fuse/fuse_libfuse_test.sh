@@ -166,9 +166,14 @@ conn_dir() {
 	echo /sys/fs/fuse/connections/$(((maj << 20) | min))
 }
 
-# dev bind cpu node queued dispatched local_cpu local_node remote, sans
-# header and shared line ($CQ: set once mounted)
+# dev bind cpu node queued read local_cpu local_node remote took_busy
+# took_stolen ..., sans header and shared line ($CQ: set once mounted)
 cq_devices() { awk 'NR > 2' "$CQ"; }
+
+# Routing-table rebuilds of the connection, from the shared line
+cq_rebuilds() {
+	awk '$1 == "shared" { for (i = 2; i < NF; i++) if ($i == "rebuilds") print $(i + 1) }' "$CQ"
+}
 
 # launch CMD...: start a daemon in the foreground on $SRC and $MNT, wait
 # for its mount and pass a probe file through.  Sets up=1, else $why.
@@ -311,21 +316,29 @@ check_readers() {
 	[ -n "$extra" ] && why="readers named for $1s without a clone: $extra"
 }
 
-snapshot() { cq_devices | awk '{ print $1, $2, $3, $4, $6, $7, $8, $9 }'; }
+snapshot() { cq_devices | awk '{ print $1, $2, $3, $4, $6, $7, $8, $9, $10 + $11 }'; }
 
-# Requests dispatched, from the own CPU, from the node, remote, between two
-# snapshots, on bound devices
+# Requests read by bound devices, from their own CPU, from their node,
+# remote, and taken over from a busy device, between two snapshots
 cq_delta() {
-	awk 'NR == FNR { d[$1] = $5; l[$1] = $6; m[$1] = $7; r[$1] = $8; next }
+	awk 'NR == FNR { d[$1] = $5; l[$1] = $6; m[$1] = $7; r[$1] = $8; t[$1] = $9; next }
 	     $2 != "none" { D += $5 - d[$1]; L += $6 - l[$1];
-			    N += $7 - m[$1]; R += $8 - r[$1] }
-	     END { print D + 0, L + 0, N + 0, R + 0 }' "$1" "$2"
+			    N += $7 - m[$1]; R += $8 - r[$1]; T += $9 - t[$1] }
+	     END { print D + 0, L + 0, N + 0, R + 0, T + 0 }' "$1" "$2"
 }
+
+# Routing is work-conserving: a request whose clone is busy may be read by
+# an idle reader elsewhere (same node first).  So the checks ask for most
+# requests where they were issued, not all: MOST % on their own CPU with
+# a clone on every CPU, NODE_MOST % on their own node with one on every
+# node.
+MOST=75
+NODE_MOST=90
 
 # check_io NAME SEED WRITES cpu|node|none: data-checking writers, and on
 # ours where the requests they made were served: with a clone on every
-# CPU (cpu) all on their own CPU, with a clone on every node (node) none
-# on another node; none: nothing is bound, only the data counts
+# CPU (cpu) most on their own CPU, with a clone on every node (node) most
+# on their own node; none: nothing is bound, only the data counts
 check_io() {
 	[ $KIND = ours ] && [ $up = 1 ] && snapshot > $W.snap1
 	if ! writers "$1" "$2" "$3"; then
@@ -338,14 +351,14 @@ check_io() {
 	fi
 	snapshot > $W.snap2
 	set -- "$1" "$4" $(cq_delta $W.snap1 $W.snap2)
-	D=$3 L=$4 N=$5 R=$6
-	echo "# $D requests, $L from the clone's own CPU ($((D ? L * 100 / D : 0)) %), $N from its node, $R remote"
+	D=$3 L=$4 N=$5 R=$6 TK=$7
+	echo "# $D requests, $L from the clone's own CPU ($((D ? L * 100 / D : 0)) %), $N from its node, $R remote; $TK taken over from a busy clone"
 	if [ "$D" -le 0 ]; then
 		why="no request reached a bound clone"
-	elif [ "$2" = cpu ] && [ "$L" != "$D" ]; then
+	elif [ "$2" = cpu ] && [ $((L * 100)) -lt $((D * MOST)) ]; then
 		why="a clone on every CPU, yet only $L of $D requests were served on their own CPU"
-	elif [ "$R" != 0 ]; then
-		why="a clone on every node, yet $R requests went to another node"
+	elif [ $(((L + N) * 100)) -lt $((D * NODE_MOST)) ]; then
+		why="a clone on every node, yet only $((L + N)) of $D requests were served on their own node"
 	fi
 	verdict "$1"
 }
@@ -455,8 +468,9 @@ run_dbench() {	# NAME
 # processes (8 threads on 4 CPUs); during and after each, on ours, the
 # connection has the same devices as before (clone_queues numbers devices
 # in the order they were attached: a clone closed and made anew would show
-# as a new number), the daemon the same number of /dev/fuse fds, and every
-# reader, extra ones included, runs where its clone is bound
+# as a new number) and no routing-table rebuild, the daemon the same number
+# of /dev/fuse fds, and every reader, extra ones included, runs where its
+# clone is bound
 idle_bursts() {
 	why=
 	if [ $up = 0 ]; then
@@ -464,6 +478,7 @@ idle_bursts() {
 		return
 	fi
 	devs0=$(cq_devices 2>/dev/null | awk '{ print $1 ":" $2 ":" $3 }' | tr '\n' ' ')
+	rb0=$(cq_rebuilds 2>/dev/null)
 	fds0=$(fuse_fds)
 	want=$(daemon_cpus | tr '\n' ' ')
 	maxthreads=0
@@ -495,14 +510,17 @@ idle_bursts() {
 		[ $KIND = ours ] || continue
 		devs=$(cq_devices | awk '{ print $1 ":" $2 ":" $3 }' | tr '\n' ' ')
 		fds=$(fuse_fds)
+		rb=$(cq_rebuilds)
 		if [ -z "$why" ] && [ "$devs" != "$devs0" ]; then
 			why="after burst $round the devices are '$devs', before '$devs0'"
 		elif [ -z "$why" ] && [ "$fds" != "$fds0" ]; then
 			why="after burst $round the daemon has $fds /dev/fuse fds, before $fds0"
+		elif [ -z "$why" ] && [ "$rb" != "$rb0" ]; then
+			why="after burst $round the routing table was rebuilt $rb times, before $rb0"
 		fi
 	done
 	show_state | note
-	echo "# at most $maxthreads threads in the daemon during the bursts; /dev/fuse fds $fds0 -> $(fuse_fds)"
+	echo "# at most $maxthreads threads in the daemon during the bursts; /dev/fuse fds $fds0 -> $(fuse_fds); routing-table rebuilds ${rb0:--} -> $(cq_rebuilds 2>/dev/null)"
 	verdict "$1"
 }
 
