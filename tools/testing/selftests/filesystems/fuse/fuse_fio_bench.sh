@@ -184,7 +184,7 @@ nofuse|ll-stock|ll-ours|hp-stock|hp-ours) ;;
 esac
 mkdir -p $SRC
 [ -n "$FIO" ] || { say "no fio in the guest"; exit 1; }
-say "$MODE: $NCPU CPUs, fio $($FIO --version), runtime $RT s, jobs $JOBS, depths $DEPTHS"
+say "$MODE: $NCPU CPUs, fio $($FIO --version), runtime $RT s, jobs $(echo $JOBS), depths $DEPTHS"
 
 # Random reads, the daemon as it comes.  Lay the files out once, for the
 # most jobs, through the mount.
