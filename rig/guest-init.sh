@@ -13,7 +13,15 @@ chmod 755 /	# the initramfs root is 0700; unprivileged tests need to walk it
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
-mount -t tmpfs tmp /tmp
+# Host files packed at their own paths may lie under /tmp (a checkout
+# there): carry them over onto the tmpfs that replaces it
+if [ -n "$(ls -A /tmp 2>/dev/null)" ]; then
+	mkdir /.tmp-host && cp -a /tmp/. /.tmp-host/
+	mount -t tmpfs tmp /tmp
+	cp -a /.tmp-host/. /tmp/ && rm -rf /.tmp-host
+else
+	mount -t tmpfs tmp /tmp
+fi
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
 # Leaks from before the tests are not theirs (see fuse_kmemleak.sh)
 if [ -w /sys/kernel/debug/kmemleak ]; then
