@@ -458,14 +458,10 @@ TEST(daemon_death_ends_requests_queued_on_every_clone)
 
 static int write_file(const char *path, const char *val)
 {
-	int fd = open(path, O_WRONLY), ret = 0;
+	int ret = fsrv_write_file(path, val);
 
-	if (fd < 0 || write(fd, val, strlen(val)) != (ssize_t)strlen(val)) {
-		ret = -errno;
-		fprintf(stderr, "# %s: %s\n", path, strerror(errno));
-	}
-	if (fd >= 0)
-		close(fd);
+	if (ret)
+		fprintf(stderr, "# %s: %s\n", path, strerror(-ret));
 	return ret;
 }
 

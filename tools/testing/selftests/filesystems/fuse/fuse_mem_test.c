@@ -34,18 +34,6 @@
 #define CG	"/sys/fs/cgroup"
 #define FAIL	"/sys/kernel/debug/failslab"
 
-static int write_file(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
 static long read_long(const char *path)
 {
 	char buf[64] = "";
@@ -85,7 +73,7 @@ static const char *own_memcg(void)
 	if (access(CG "/cgroup.procs", F_OK) &&
 	    mount("none", CG, "cgroup2", 0, NULL))
 		return NULL;
-	if (write_file(CG "/cgroup.subtree_control", "+memory"))
+	if (fsrv_write_file(CG "/cgroup.subtree_control", "+memory"))
 		return NULL;
 	snprintf(dir, sizeof(dir), CG "/fuse-mem-%d", getpid());
 	if (mkdir(dir, 0755) && errno != EEXIST)
@@ -136,13 +124,13 @@ static int failslab(bool on)
 			close(make_it_fail);
 			make_it_fail = -1;
 		}
-		return write_file(FAIL "/probability", "0");
+		return fsrv_write_file(FAIL "/probability", "0");
 	}
 	make_it_fail = open("/proc/thread-self/make-it-fail", O_WRONLY);
 	if (make_it_fail < 0)
 		return -errno;
 	for (i = 0; i < sizeof(setup) / sizeof(setup[0]); i++) {
-		err = write_file(setup[i][0], setup[i][1]);
+		err = fsrv_write_file(setup[i][0], setup[i][1]);
 		if (err) {
 			printf("# %s: %s\n", setup[i][0], strerror(-err));
 			failslab(false);
@@ -182,7 +170,7 @@ TEST_F_TIMEOUT(mem, churn_leaves_memory_where_it_was, 600)
 		SKIP(return, "no memory cgroup");
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	ASSERT_EQ(0, write_file(path, pid));
+	ASSERT_EQ(0, fsrv_write_file(path, pid));
 	snprintf(path, sizeof(path), "%s/memory.current", cg);
 
 	/* One clone stays bound throughout, as a daemon's would */
@@ -205,7 +193,7 @@ TEST_F_TIMEOUT(mem, churn_leaves_memory_where_it_was, 600)
 	EXPECT_LT(labs(slab1 - slab0), 4096);
 	EXPECT_EQ(0, fsrv_cq_field(&self->srv, keep, 4));
 	snprintf(path, sizeof(path), "%s", cg);
-	write_file(CG "/cgroup.procs", pid);
+	fsrv_write_file(CG "/cgroup.procs", pid);
 	rmdir(path);
 }
 

@@ -577,20 +577,25 @@ int fsrv_conn_file(struct fsrv *srv, const char *file, char *buf, size_t len)
 	return n;
 }
 
-int fsrv_conn_write(struct fsrv *srv, const char *file, const char *val)
+int fsrv_write_file(const char *path, const char *val)
 {
-	char path[128];
-	int fd, ret = 0;
+	int fd = open(path, O_WRONLY), ret = 0;
 
-	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/%s",
-		 srv->conn, file);
-	fd = open(path, O_WRONLY);
 	if (fd < 0)
 		return -errno;
 	if (write(fd, val, strlen(val)) < 0)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+int fsrv_conn_write(struct fsrv *srv, const char *file, const char *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/fs/fuse/connections/%u/%s",
+		 srv->conn, file);
+	return fsrv_write_file(path, val);
 }
 
 /* The "queued" column of device @id in fusectl's clone_queues, or -1 */

@@ -88,6 +88,8 @@ int fsrv_count_name_prefix(struct fsrv *srv, const char *prefix, int fd_idx);
 int fsrv_find_name(struct fsrv *srv, const char *name, int *fd_idx);
 int fsrv_conn_file(struct fsrv *srv, const char *file, char *buf, size_t len);
 int fsrv_conn_write(struct fsrv *srv, const char *file, const char *val);
+/* Write @val to the file at @path (sysfs, procfs): 0 or -errno */
+int fsrv_write_file(const char *path, const char *val);
 int fsrv_wait_waiting(struct fsrv *srv, int n, int timeout_ms);
 int fsrv_queued_on(struct fsrv *srv, unsigned int id);
 /* Column @col (0: dev) of device @id's line in clone_queues, or -1 */
