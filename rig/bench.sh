@@ -15,10 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 
 FRAG=$SELFTEST_DIR/config
-"$TOP/rig/base.sh"
-"$TOP/rig/work.sh"
-"$TOP/rig/kernel.sh" bench "$FRAG" "$TOP/rig/bench.config"
-"$TOP/rig/modules.sh" "$B/kernel-bench" "$B/modules-bench" stock ours
+bench_build
 "$TOP/rig/selftests.sh"
 
 reps=${BENCH_REPEATS:-3}

@@ -13,11 +13,7 @@
 # FIO_ICOUNT (1: also the instruction-clock run), FIO_ICOUNT_RUNTIME (2).
 . "$(dirname "$0")/lib.sh"
 
-FRAG=$SELFTEST_DIR/config
-"$TOP/rig/base.sh"
-"$TOP/rig/work.sh"
-"$TOP/rig/kernel.sh" bench "$FRAG" "$TOP/rig/bench.config"
-"$TOP/rig/modules.sh" "$B/kernel-bench" "$B/modules-bench" stock ours
+bench_build
 "$TOP/rig/fio.sh"
 "$TOP/rig/selftests.sh"
 

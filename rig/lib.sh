@@ -27,3 +27,12 @@ hash_files() {
 
 # Files the patch series touches: the subset kept in the git work tree.
 WORK_PATHS="fs/fuse include/uapi/linux/fuse.h Documentation/filesystems/index.rst MAINTAINERS"
+
+# make bench and its fio part: the benchmark guest's kernel (no debug
+# options) and stock and our fuse.ko for it
+bench_build() {
+	"$TOP/rig/base.sh"
+	"$TOP/rig/work.sh"
+	"$TOP/rig/kernel.sh" bench "$SELFTEST_DIR/config" "$TOP/rig/bench.config"
+	"$TOP/rig/modules.sh" "$B/kernel-bench" "$B/modules-bench" stock ours
+}
