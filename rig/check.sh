@@ -94,7 +94,7 @@ fi
 
 "$TOP/rig/sparse.sh" "$B/kernel-debug" > "$B/runs/host/sparse.tap"
 
-# --- Issue 6, in users' hands (rig/dkms-check.sh, rig/series-boot.sh) ---
+# --- As users install it (rig/dkms-check.sh, rig/series-boot.sh) ---
 # DKMS builds and installs fuse.ko in trees under build/dkms-test, and make
 # install refuses what it must (host TAP); the DKMS-built module runs the
 # routing tests in a guest.  build/series is applied with git am to a fresh
@@ -106,10 +106,10 @@ fi
 "$TOP/rig/series-boot.sh" "$B/runs/series-builtin" "$B/runs/host/series-builtin.tap" ||
 	log "series-boot.sh stopped early"
 runs+=("$B/runs/dkms" "$B/runs/series-builtin")
-issue6_taps=("tap:dkms:$B/runs/host/dkms.tap"
+install_taps=("tap:dkms:$B/runs/host/dkms.tap"
 	     "tap:series-builtin:$B/runs/host/series-builtin.tap")
-# --- end of issue 6 ---
+# --- end of the install checks ---
 
 python3 "$TOP/rig/verdict.py" "${runs[@]}" \
 	"tap:host:$B/runs/host/series.tap" "tap:host:$B/runs/host/checkpatch.tap" \
-	"tap:host:$B/runs/host/sparse.tap" "${issue6_taps[@]}"
+	"tap:host:$B/runs/host/sparse.tap" "${install_taps[@]}"
