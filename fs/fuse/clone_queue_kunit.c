@@ -441,6 +441,50 @@ static void cq_unique_ids(struct kunit *test)
 	spin_unlock(&t->q[5].iq.lock);
 }
 
+/*
+ * A connection at the queue limit: a new device gets -ENOSPC and changes
+ * nothing; one that reuses a pooled queue still gets it; the last index
+ * still makes ids of its own.
+ */
+static void cq_queue_limit(struct kunit *test)
+{
+	struct fuse_dev *a, *b, *c;
+	struct fuse_conn *fc;
+	u64 id;
+
+	fc = kunit_kzalloc(test, sizeof(*fc), GFP_KERNEL);
+	a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+	c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, fc && a && b && c);
+	fuse_iqueue_init(&fc->iq, &fuse_dev_fiq_ops, NULL);
+	fuse_cq_conn_init(&fc->cq);
+	/* As if the connection had made all queues but the last */
+	fc->cq.nr_queues = FUSE_CQ_MAX_QUEUES - 1;
+
+	KUNIT_ASSERT_EQ(test, fuse_cq_attach(fc, a), 0);
+	KUNIT_EXPECT_EQ(test, a->cq->index, FUSE_CQ_MAX_QUEUES - 1);
+	KUNIT_EXPECT_EQ(test, fc->cq.nr_queues, FUSE_CQ_MAX_QUEUES);
+	KUNIT_EXPECT_EQ(test, fuse_cq_attach(fc, b), -ENOSPC);
+	KUNIT_EXPECT_NULL(test, b->cq);
+	KUNIT_EXPECT_EQ(test, fc->cq.nr_queues, FUSE_CQ_MAX_QUEUES);
+
+	spin_lock(&a->cq->iq.lock);
+	id = fuse_cq_unique(a->cq, 2);
+	spin_unlock(&a->cq->iq.lock);
+	KUNIT_EXPECT_EQ(test, id >> FUSE_CQ_INDEX_SHIFT & 0xffff, 0xffff);
+	KUNIT_EXPECT_TRUE(test, id & BIT_ULL(62));
+	KUNIT_EXPECT_FALSE(test, id & (BIT_ULL(63) | BIT_ULL(0)));
+
+	/* A closed device's queue is reused at the limit */
+	fuse_cq_detach(a);
+	KUNIT_ASSERT_EQ(test, fuse_cq_attach(fc, c), 0);
+	KUNIT_EXPECT_EQ(test, c->cq->index, FUSE_CQ_MAX_QUEUES - 1);
+	KUNIT_EXPECT_EQ(test, fc->cq.nr_queues, FUSE_CQ_MAX_QUEUES);
+	fuse_cq_detach(c);
+	fuse_cq_conn_free(fc);
+}
+
 static struct kunit_case fuse_cq_cases[] = {
 	KUNIT_CASE(cq_all_cpus_bound),
 	KUNIT_CASE(cq_one_per_node),
@@ -456,6 +500,7 @@ static struct kunit_case fuse_cq_cases[] = {
 	KUNIT_CASE(cq_choose_idle_back_busy),
 	KUNIT_CASE(cq_strict_neither_gives_nor_takes),
 	KUNIT_CASE(cq_unique_ids),
+	KUNIT_CASE(cq_queue_limit),
 	{}
 };
 
