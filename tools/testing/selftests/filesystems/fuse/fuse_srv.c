@@ -279,6 +279,7 @@ void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 struct reader_arg {
 	struct fsrv *srv;
 	int idx;
+	int cpu;	/* several readers of one fd may run on different CPUs */
 };
 
 /*
@@ -301,12 +302,12 @@ static void *reader(void *p)
 {
 	struct reader_arg *ra = p;
 	struct fsrv *srv = ra->srv;
-	int idx = ra->idx, ep = -1;
+	int idx = ra->idx, cpu = ra->cpu, ep = -1;
 	char *buf = malloc(FSRV_BUFSIZE);
 
 	free(ra);
-	if (srv->reader_cpu[idx] >= 0)
-		pin_to_cpu(srv->reader_cpu[idx]);
+	if (cpu >= 0)
+		pin_to_cpu(cpu);
 	if (srv->epoll) {
 		struct epoll_event ev = { .events = EPOLLIN };
 		int fd = srv->fds[idx];
@@ -475,6 +476,7 @@ int fsrv_start_reader(struct fsrv *srv, int idx, int cpu)
 
 	ra->srv = srv;
 	ra->idx = idx;
+	ra->cpu = cpu;
 	srv->reader_cpu[idx] = cpu;
 	if (srv->nthr == (int)(sizeof(srv->thr) / sizeof(srv->thr[0])) ||
 	    pthread_create(&srv->thr[srv->nthr], NULL, reader, ra)) {
