@@ -10,7 +10,7 @@
 kernel=$1 initrd=$2 out=$3 topo=$4 tmo=${5:-1500}
 mkdir -p "$out"
 rm -f "$out/console.log" "$out/results.log"
-mem=512
+mem=${GUEST_MEM:-512}	# MiB per node
 numa=()
 case "$topo" in
 2node)
@@ -40,20 +40,50 @@ total=$(( ${#numa[@]} / 4 * mem ))
 # GUEST_ICOUNT=1: one host thread runs the vCPUs in turn and the guest
 # clock counts their instructions (1 ns each), so guest timings measure
 # path length, free of host noise; parallelism gains nothing there.
-accel=(-accel tcg,thread=multi)
-[ "${GUEST_ICOUNT:-0}" = 1 ] && accel=(-accel tcg,thread=single -icount shift=0,sleep=off)
+# GUEST_ACCEL=kvm: hardware virtualization, for a host where KVM boots
+# guests (the many-core benchmark); TCG, the default, runs anywhere.
+accel=(-accel tcg,thread=multi -cpu max)
+[ "${GUEST_ACCEL:-tcg}" = kvm ] && accel=(-accel kvm -cpu host)
+[ "${GUEST_ICOUNT:-0}" = 1 ] && accel=(-accel tcg,thread=single -icount shift=0,sleep=off -cpu max)
+
+# The host's load around the run, for benchmark reports (host.txt): the
+# 1-minute load average before and after, and the shares of host CPU time
+# during the run stolen by a hypervisor and used by anything but this
+# guest.
+host_stat() {	# total busy steal: aggregate USER_HZ ticks of /proc/stat
+	# (user to steal; guest time is already counted in user)
+	awk '/^cpu /{t = 0; for (i = 2; i <= 9; i++) t += $i;
+		print t, t - $5 - $6, $9; exit}' /proc/stat
+}
+read -r load_before _ < /proc/loadavg
+read -r t0 busy0 st0 < <(host_stat)
+TIMEFORMAT='%U %S'
 
 log "booting the guest ($topo, timeout ${tmo}s)"
 set +e
-timeout -s KILL "$tmo" qemu-system-x86_64 \
-	"${accel[@]}" -cpu max -m "${total}M" -smp "$smp" \
+{ time timeout -s KILL "$tmo" qemu-system-x86_64 \
+	"${accel[@]}" -m "${total}M" -smp "$smp" \
 	"${numa[@]}" \
 	-kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 loglevel=7 panic=-1 oops=panic no_hash_pointers hung_task_panic=0 ${GUEST_CMDLINE:-}" \
 	-display none -no-reboot -monitor none \
 	-serial "file:$out/console.log" -serial "file:$out/results.log" \
-	</dev/null >"$out/qemu.log" 2>&1
+	</dev/null >"$out/qemu.log" 2>&1; } 2>"$out/qemu.time"
 rc=$?
 set -e
+read -r load_after _ < /proc/loadavg
+read -r t1 busy1 st1 < <(host_stat)
+read -r qu qs < "$out/qemu.time" || qu=0 qs=0
+{
+	echo "load_before $load_before"
+	echo "load_after $load_after"
+	awk -v t=$((t1 - t0)) -v b=$((busy1 - busy0)) -v s=$((st1 - st0)) \
+		-v q="$qu $qs" -v hz="$(getconf CLK_TCK)" 'BEGIN {
+		split(q, c, " "); g = (c[1] + c[2]) * hz; o = b - g
+		if (t <= 0) exit
+		printf "steal_pct %.1f\nothers_pct %.1f\n", 100 * s / t,
+			(o > 0 ? 100 * o / t : 0) }'
+	echo "host_cpus $(nproc)"
+} > "$out/host.txt"
 [ $rc = 0 ] || log "qemu exited with $rc (137: the ${tmo}s timeout)"
 exit 0
