@@ -5,14 +5,25 @@
 usage: bench_report.py OUTDIR RUNDIR... [lockstat:RUNDIR]
 
 Each RUNDIR's results.log holds "### RUN <module> fuse_bench ..." sections
-with one tab-separated result line each (see fuse_bench.c).  Writes
-OUTDIR/results.md, OUTDIR/results.tsv and OUTDIR/<topology>.svg, and prints
-results.md.
+with one tab-separated result line each (see fuse_bench.c), and its
+host.txt the host's load around the guest run (rig/guest.sh).  A RUNDIR
+whose name starts with "icount" ran on QEMU's instruction clock and gets
+the path-length table.  Writes OUTDIR/results.md, OUTDIR/results.tsv and
+OUTDIR/<topology>.svg, and prints results.md, ending with the verdict
+line: how many ratios are noisy.
+
+Noise gates: a wall-clock ratio is printed only when the repeats of both
+its sides spread by at most NOISY % (half their range, in % of their
+median); otherwise the cell says "noisy".  An instruction-clock cell is
+deterministic when its repeats spread by at most EXACT %.
 """
 import os
 import re
 import statistics
 import sys
+
+NOISY = 10.0
+EXACT = 1.0
 
 FIELDS = ["mode", "workload", "threads", "ops", "secs", "ops_s", "p50", "p99",
           "local_cpu", "local_node", "ctx_req", "ipi_req", "reqs"]
@@ -56,24 +67,29 @@ def parse(rundir, mixed=None):
             if len(parts) == len(FIELDS) and module:
                 r = dict(zip(FIELDS, parts))
                 r["module"] = module
-                # Under -icount the guest clock sometimes does not move
-                # during a run: no duration, no measurement
                 if float(r["secs"]) > 0:
                     rows.append(r)
     return rows, lockstat
 
 
+def values(rows, key):
+    return [float(r[key]) for r in rows if r[key] not in ("-", "")]
+
+
 def med(rows, key):
-    vals = [float(r[key]) for r in rows if r[key] not in ("-", "")]
+    vals = values(rows, key)
     return statistics.median(vals) if vals else None
 
 
-def spread(rows, key):
+def spread_of(vals):
     """Half the range of the runs, in % of their median"""
-    vals = [float(r[key]) for r in rows if r[key] not in ("-", "")]
     if len(vals) < 2 or not statistics.median(vals):
         return None
     return 50 * (max(vals) - min(vals)) / statistics.median(vals)
+
+
+def spread(rows, key):
+    return spread_of(values(rows, key))
 
 
 def fmt(v, spec="{:.0f}"):
@@ -82,6 +98,132 @@ def fmt(v, spec="{:.0f}"):
 
 def ratio(a, b):
     return "-" if a is None or b in (None, 0) else f"{a / b:.2f}x"
+
+
+class Gate:
+    """Counts the ratios printed and those left out as noisy"""
+
+    def __init__(self, what="timing tables"):
+        self.what = what
+        self.ratios = self.noisy = 0
+        self.cells = self.inexact = 0
+        self.worst = 0.0
+
+    def ratio(self, rows_a, rows_b, key="ops_s"):
+        return self.ratio_of(values(rows_a, key), values(rows_b, key))
+
+    def ratio_of(self, va, vb):
+        """Median of @va over median of @vb, or "noisy" """
+        if not va or not vb or not statistics.median(vb):
+            return "-"
+        self.ratios += 1
+        if max(spread_of(va) or 0, spread_of(vb) or 0) > NOISY:
+            self.noisy += 1
+            return "noisy"
+        return f"{statistics.median(va) / statistics.median(vb):.2f}x"
+
+    def exact(self, rows, key):
+        """An instruction-clock cell: its median, flagged when inexact"""
+        v = med(rows, key)
+        if v is None:
+            return v, False
+        self.cells += 1
+        sp = spread(rows, key) or 0.0
+        self.worst = max(self.worst, sp)
+        if sp > EXACT:
+            self.inexact += 1
+            return v, False
+        return v, True
+
+    def verdict(self):
+        parts = []
+        if self.ratios:
+            parts.append(f"{self.what}: {self.noisy} of {self.ratios} "
+                         f"ratios noisy (repeats spread more than "
+                         f"±{NOISY:.0f} %)")
+        if self.cells:
+            if self.inexact:
+                parts.append(f"icount table: {self.inexact} of {self.cells} "
+                             f"cells spread more than ±{EXACT:.0f} %")
+            else:
+                parts.append(f"icount table: all {self.cells} cells within "
+                             f"±{EXACT:.0f} % (worst ±{self.worst:.2f} %)")
+        return "Verdict: " + ("; ".join(parts) if parts else "no results") + "."
+
+
+def host_line(rundir):
+    """The host's load around the guest run, from rig/guest.sh's host.txt"""
+    h = {}
+    try:
+        with open(os.path.join(rundir, "host.txt")) as f:
+            for line in f:
+                k, _, v = line.partition(" ")
+                h[k] = v.strip()
+    except OSError:
+        return "Host load: not recorded."
+    return (f"Host ({h.get('host_cpus', '?')} CPUs): load average "
+            f"{h.get('load_before', '?')} before the guest, "
+            f"{h.get('load_after', '?')} after; during the run "
+            f"{h.get('others_pct', '?')} % of host CPU time went to other "
+            f"processes, {h.get('steal_pct', '?')} % was stolen.")
+
+
+WL_REQS = {"getattr": "GETATTR", "read": "READ",
+           "open": "OPEN, FLUSH, RELEASE",
+           "create": "LOOKUP, CREATE, FLUSH, RELEASE, UNLINK"}
+
+
+def icount_table(topo, rows, gate):
+    """Path length on the instruction clock, and what ours adds to stock's
+    kernel path (same caller, same daemon: the difference is the kernel's)"""
+    groups = {}
+    for r in rows:
+        r = dict(r)
+        # shift=0: one guest nanosecond per instruction; p50 is in µs
+        r["ipo"] = float(r["p50"]) * 1000
+        groups.setdefault((r["module"], r["mode"], r["workload"],
+                           int(r["threads"])), []).append(r)
+    n = max((len(v) for v in groups.values()), default=0)
+    cols = [("stock", "single", "stock 1 fd"),
+            ("stock", "unbound", "stock clone_fd"),
+            ("ours", "single", "ours 1 fd"),
+            ("ours", "unbound", "ours clone_fd"),
+            ("ours", "strict", "ours bound, strict"),
+            ("ours", "bound", "ours bound, work-conserving")]
+    out = [f"\n### {topo}: guest instructions per operation (QEMU "
+           f"instruction clock, 2 vCPUs, one caller; medians of {n} runs)\n",
+           "The median round trip of one caller in guest nanoseconds, which "
+           "at shift 0 count instructions: caller, kernel and daemon "
+           "together, serial since there is one caller. (The mean, elapsed "
+           "time over operations, also counts timer ticks and the daemon's "
+           "housekeeping and varies by about ±0.5 % between repeats; the "
+           "median does not.) Caller and daemon are the same program in every "
+           "column, so the Δ columns (ours minus stock clone_fd, or 1 fd "
+           "minus 1 fd) are the kernel's own path length. Cells whose "
+           f"repeats spread more than ±{EXACT:.0f} % are marked *.\n",
+           "| workload | threads | " + " | ".join(c[2] for c in cols) +
+           " | Δ 1 fd | Δ clone_fd | Δ strict | Δ work-conserving |",
+           "| --- " * (len(cols) + 6) + "|"]
+    keys = sorted({(k[2], k[3]) for k in groups})
+    for wl, t in keys:
+        vals, cells = {}, []
+        for module, mode, _ in cols:
+            v, ok = gate.exact(groups.get((module, mode, wl, t), []), "ipo")
+            vals[(module, mode)] = v
+            cells.append(fmt(v) + ("" if ok or v is None else "*"))
+
+        def delta(a, b):
+            x, y = vals.get(a), vals.get(b)
+            return "-" if x is None or y is None else f"{x - y:+.0f}"
+        su = ("stock", "unbound")
+        out.append(f"| {wl} | {t} | " + " | ".join(cells) + " | " +
+                   " | ".join([delta(("ours", "single"), ("stock", "single")),
+                               delta(("ours", "unbound"), su),
+                               delta(("ours", "strict"), su),
+                               delta(("ours", "bound"), su)]) + " |")
+    out.append("\nRequests per operation: " + "; ".join(
+        f"{k} {v}" for k, v in WL_REQS.items()) + ".")
+    return out
 
 
 def svg_plot(path, title, series):
@@ -127,7 +269,7 @@ def svg_plot(path, title, series):
         f.write("\n".join(out) + "\n")
 
 
-def mixed_table(topo, rows):
+def mixed_table(topo, rows, gate):
     """Four callers per CPU, 1 % of requests held 20 ms by the daemon"""
     groups = {}
     for r in rows:
@@ -154,11 +296,19 @@ def mixed_table(topo, rows):
                    f"{fmt(med(v, 'local_cpu'), '{:.1f}')} | "
                    f"{fmt(med(v, 'moved'))} | "
                    f"{fmt(spread(v, 'fast_p99'), '{:.0f}')} |")
+    wc = groups.get(("ours", "bound"), [])
+    if wc:
+        out.append("\nFast p99, strict over work-conserving: "
+                   f"{gate.ratio(groups.get(('ours', 'strict'), []), wc, 'fast_p99')}"
+                   "; stock clone_fd over work-conserving: "
+                   f"{gate.ratio(groups.get(('stock', 'unbound'), []), wc, 'fast_p99')}"
+                   " (above 1: work-conserving is faster).")
     return out
 
 
 def main():
     outdir = sys.argv[1]
+    gate = Gate()
     md = []
     tsv = ["topology\tmodule\t" + "\t".join(FIELDS)]
     for arg in sys.argv[2:]:
@@ -166,7 +316,7 @@ def main():
             _, ls = parse(arg.split(":", 1)[1])
             rows, _ = parse(arg.split(":", 1)[1])
             md.append("\n### Input-queue lock contention (CONFIG_LOCK_STAT, "
-                      "getattr, 4 threads, 2 nodes)\n")
+                      "getattr, one load thread per vCPU)\n")
             md.append("| module | mode | contentions | acquisitions | "
                       "contentions per 1000 requests |")
             md.append("| --- | --- | --- | --- | --- |")
@@ -184,6 +334,10 @@ def main():
         for r in rows:
             tsv.append(topo + "\t" + r["module"] + "\t" +
                        "\t".join(r[k] for k in FIELDS))
+        if topo.startswith("icount"):
+            md.extend(icount_table(topo, rows, gate))
+            md.append("\n" + host_line(arg))
+            continue
         groups = {}
         for r in rows:
             groups.setdefault((r["module"], r["mode"], r["workload"],
@@ -193,12 +347,14 @@ def main():
             return med(groups.get((module, mode, wl, t), []), key)
 
         md.append(f"\n### {topo}: median ops/s of {max((len(v) for v in groups.values()), default=0)} runs\n")
+        md.append(host_line(arg) + f" Ratios whose repeats spread more "
+                  f"than ±{NOISY:.0f} % say \"noisy\".\n")
         md.append("| workload | threads | stock 1 fd | stock clone_fd | ours 1 fd | "
                   "ours clone_fd | ours bound | bound / stock clone_fd | "
                   "ours / stock (1 fd) | ours / stock (clone_fd) | own CPU % "
                   "stock clone_fd → bound | p99 µs stock clone_fd → bound | "
                   "IPIs/req stock clone_fd → bound | ± % of runs "
-                  "(stock, ours clone_fd) |")
+                  "(stock clone_fd, ours clone_fd, ours bound) |")
         md.append("| --- " * 14 + "|")
         keys = sorted({(k[2], k[3]) for k in groups if k[1] != "ping-pong"
                        and not k[1].startswith("pipe")})
@@ -208,17 +364,24 @@ def main():
             o1 = g("ours", "single", wl, t, "ops_s")
             ou = g("ours", "unbound", wl, t, "ops_s")
             ob = g("ours", "bound", wl, t, "ops_s")
+
+            def rows_of(module, mode):
+                return groups.get((module, mode, wl, t), [])
+            r_bs = gate.ratio(rows_of("ours", "bound"), rows_of("stock", "unbound"))
+            r_11 = gate.ratio(rows_of("ours", "single"), rows_of("stock", "single"))
+            r_uu = gate.ratio(rows_of("ours", "unbound"), rows_of("stock", "unbound"))
             md.append(
                 f"| {wl} | {t} | {fmt(s1)} | {fmt(su)} | {fmt(o1)} | {fmt(ou)} | "
-                f"{fmt(ob)} | {ratio(ob, su)} | {ratio(o1, s1)} | {ratio(ou, su)} | "
+                f"{fmt(ob)} | {r_bs} | {r_11} | {r_uu} | "
                 f"{fmt(g('stock', 'unbound', wl, t, 'local_cpu'), '{:.1f}')} → "
                 f"{fmt(g('ours', 'bound', wl, t, 'local_cpu'), '{:.1f}')} | "
                 f"{fmt(g('stock', 'unbound', wl, t, 'p99'), '{:.1f}')} → "
                 f"{fmt(g('ours', 'bound', wl, t, 'p99'), '{:.1f}')} | "
                 f"{fmt(g('stock', 'unbound', wl, t, 'ipi_req'), '{:.2f}')} → "
                 f"{fmt(g('ours', 'bound', wl, t, 'ipi_req'), '{:.2f}')} | "
-                f"{fmt(spread(groups.get(('stock', 'unbound', wl, t), []), 'ops_s'), '{:.1f}')}, "
-                f"{fmt(spread(groups.get(('ours', 'unbound', wl, t), []), 'ops_s'), '{:.1f}')} |")
+                f"{fmt(spread(rows_of('stock', 'unbound'), 'ops_s'), '{:.1f}')}, "
+                f"{fmt(spread(rows_of('ours', 'unbound'), 'ops_s'), '{:.1f}')}, "
+                f"{fmt(spread(rows_of('ours', 'bound'), 'ops_s'), '{:.1f}')} |")
         pipes = [(m, med(v, "ops_s"), med(v, "p50")) for (mod, m, wl, t), v
                  in groups.items() if m.startswith("pipe")]
         seen = set()
@@ -236,7 +399,8 @@ def main():
                  f"getattr ops/s, {topo}", series)
         md.append(f"\nPlot: `{topo}.svg` (getattr ops/s against load threads).")
         if mixed:
-            md.extend(mixed_table(topo, mixed))
+            md.extend(mixed_table(topo, mixed, gate))
+    md.append("\n" + gate.verdict())
     text = "\n".join(md) + "\n"
     with open(os.path.join(outdir, "results.md"), "w") as f:
         f.write(text)

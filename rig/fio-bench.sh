@@ -19,7 +19,7 @@ bench_build
 
 reps=${FIO_REPEATS:-3}
 modes=${FIO_MODES:-nofuse ll-stock ll-ours hp-stock hp-ours}
-out=$B/bench/fio
+out=${BENCH_OUT:-$B/bench}/fio
 mkdir -p "$out"
 
 has() { case " $modes " in *" $1 "*) return 0 ;; esac; return 1; }

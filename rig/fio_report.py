@@ -9,11 +9,19 @@ lines that fuse_fio_bench.sh printed in each RUNDIR/results.log (several
 repeats), and writes, under TITLE, one markdown table per daemon for the
 random reads and one for the metadata run: medians, with the spread
 (min-max) of the throughput, and the ratios that carry over to other
-hardware: ours over stock, and each over the no-FUSE ceiling.
+hardware: ours over stock, and each over the no-FUSE ceiling.  As in
+bench_report.py, an ours-over-stock ratio whose repeats spread more than
+±10 % is printed as "noisy", each section states the host's load (the
+RUNDIR's host.txt), and the report ends with a verdict line.
 """
 import os
 import statistics
 import sys
+
+sys.dont_write_bytecode = True
+from bench_report import Gate, host_line  # noqa: E402
+
+GATE = Gate("fio tables")
 
 DAEMONS = [("passthrough_ll", "ll-stock", "ll-ours",
             "stock libfuse `-o clone_fd`, stock fuse.ko",
@@ -61,8 +69,13 @@ def spread(runs, key, col):
             fmt.format(max(vals)) + ")")
 
 
-def ratio(a, b):
-    return f"{a / b:.2f}x" if a is not None and b else "-"
+def vals(runs, key, col):
+    return [v for v in (num(r[col]) for r in runs.get(key, []))
+            if v is not None]
+
+
+def ratio(runs, ka, kb, col):
+    return GATE.ratio_of(vals(runs, ka, col), vals(runs, kb, col))
 
 
 def pct(a, b):
@@ -87,7 +100,7 @@ def section(title, rundir):
         print(f"no @fio lines in {rundir}/results.log", file=sys.stderr)
         return None
     reps = max(len(v) for v in runs.values())
-    lines = [f"### fio: {title}", ""]
+    lines = [f"### fio: {title}", "", host_line(rundir), ""]
     rr = sorted({(k[2], k[3]) for k in runs if k[1] == "randread"})
     for name, stock, ours, sdesc, odesc in DAEMONS:
         if not any(k[0] in (stock, ours) for k in runs):
@@ -106,7 +119,7 @@ def section(title, rundir):
             lines.append(
                 f"| {j} | {d} | {spread(runs, k('nofuse'), 0)} "
                 f"| {spread(runs, k(stock), 0)} | {spread(runs, k(ours), 0)} "
-                f"| {ratio(o, s)} | {pct(s, nf)} | {pct(o, nf)} "
+                f"| {ratio(runs, k(ours), k(stock), 0)} | {pct(s, nf)} | {pct(o, nf)} "
                 f"| {fmt(med(runs, k(stock), 1))} → {fmt(med(runs, k(ours), 1))} "
                 f"| {p99(med(runs, k(stock), 2))} → {p99(med(runs, k(ours), 2))} "
                 f"| {fmt(med(runs, k(ours), 3), 1)} "
@@ -124,14 +137,12 @@ def section(title, rundir):
                   "| " + " | ".join(["---"] * 11) + " |"]
         for op, j in meta:
             k = lambda m: (m, op, j, 1)
-            v = {m: med(runs, k(m), 1) for m in
-                 ("nofuse", "ll-stock", "ll-ours", "hp-stock", "hp-ours")}
             lines.append(
                 f"| {op} | {j} | {spread(runs, k('nofuse'), 1)} "
                 f"| {spread(runs, k('ll-stock'), 1)} | {spread(runs, k('ll-ours'), 1)} "
-                f"| {ratio(v['ll-ours'], v['ll-stock'])} "
+                f"| {ratio(runs, k('ll-ours'), k('ll-stock'), 1)} "
                 f"| {spread(runs, k('hp-stock'), 1)} | {spread(runs, k('hp-ours'), 1)} "
-                f"| {ratio(v['hp-ours'], v['hp-stock'])} "
+                f"| {ratio(runs, k('hp-ours'), k('hp-stock'), 1)} "
                 f"| {p99(med(runs, k('ll-stock'), 2))} → {p99(med(runs, k('ll-ours'), 2))} "
                 f"| {fmt(med(runs, k('ll-ours'), 3), 1)}, {fmt(med(runs, k('hp-ours'), 3), 1)} |")
         lines.append("")
@@ -147,7 +158,8 @@ def main():
         if sec is None:
             return 1
         lines += sec
-    text = "\n".join(lines)
+    lines.append(GATE.verdict())
+    text = "\n".join(lines) + "\n"
     with open(out, "w") as f:
         f.write(text)
     print(text)
