@@ -6,6 +6,8 @@
 #   make check     build everything and run every test in the guest
 #   make bench     stock vs ours benchmark table (build/bench/results.md),
 #                  and fio against libfuse daemons (build/bench/fio/)
+#   make bench-manycore
+#                  the same on a host with 16+ cores, 2 and 4 nodes
 #   make stress DURATION=3600 [FLAVOR=kcsan|rt]
 #                  soak: chaos stress test on ours in the debug guest (or
 #                  the KCSAN or PREEMPT_RT guest)
@@ -65,6 +67,11 @@ stress: deps
 # Stock vs ours in one guest boot, without debug options; writes build/bench
 bench: deps
 	$(RIG)/bench.sh
+
+# make bench on a host with 16+ cores: 2 and 4 nodes, KVM if it boots
+# (build/bench-manycore)
+bench-manycore: deps
+	$(RIG)/bench-manycore.sh
 
 # Only the fio run of make bench (build/bench/fio/results.md)
 bench-fio: deps
@@ -143,6 +150,6 @@ distclean:
 	rm -rf build
 
 
-.PHONY: all module deps demo check stress bench work patches checkpatch series-check clean distclean \
+.PHONY: all module deps demo check stress bench bench-manycore work patches checkpatch series-check clean distclean \
 	libfuse-work libfuse-patches bench-fio \
 	install uninstall reload dkms-source dkms-install dkms-check series series-boot
