@@ -72,17 +72,8 @@ MODULE_INFO(base, FUSE_CQ_BASE);
 
 static unsigned long fuse_cq_steal_delay;
 
-/* Is there something to read on @fiq?  Safe without its lock. */
-static bool fuse_cq_has_work(struct fuse_iqueue *fiq)
-{
-	return !list_empty(&fiq->pending) || !list_empty(&fiq->interrupts) ||
-	       READ_ONCE(fiq->forget_list_head.next);
-}
-
-static bool fuse_cq_iq_ready(struct fuse_iqueue *fiq)
-{
-	return !READ_ONCE(fiq->connected) || fuse_cq_has_work(fiq);
-}
+/* What fuse_cq_may_steal() reads for queues without a connection (KUnit) */
+static unsigned long fuse_cq_no_help;
 
 /* A reader of @q sleeps in read(), or its poll loop is about to wait */
 static bool fuse_cq_idle(struct fuse_cq_queue *q)
@@ -450,6 +441,7 @@ void fuse_cq_queue_init(struct fuse_cq_queue *q, struct fuse_conn *fc,
 	fuse_iqueue_init(&q->iq, &fuse_dev_fiq_ops, NULL);
 	q->iq.clone = true;
 	q->fc = fc;
+	q->help = fc ? &fc->cq.help : &fuse_cq_no_help;
 	q->index = index;
 	q->cpu = -1;
 	q->node = NUMA_NO_NODE;
@@ -609,46 +601,38 @@ static bool fuse_cq_active_locked(struct fuse_conn *fc)
 }
 
 /**
- * fuse_cq_lock_target - lock the input queue a new request goes to
- * @fc: the connection
+ * __fuse_cq_lock_target - fuse_cq_lock_target() once a map exists
+ * @cq: the connection's clone-queue state
+ * @shared: the connection's shared queue
  * @cpu: the CPU the request was issued on
- * @ch: gets what the routing decided, for fuse_cq_queued()
- *
- * While nothing is bound this is the shared queue, and the only cost over
- * taking its lock is one load of the map pointer.
+ * @ch: cleared; gets what the routing decided
  *
  * Return: the queue, locked; it may be disconnected.
  */
-struct fuse_iqueue *fuse_cq_lock_target(struct fuse_conn *fc, int cpu,
-					struct fuse_cq_choice *ch)
+struct fuse_iqueue *__fuse_cq_lock_target(struct fuse_cq_conn *cq,
+					  struct fuse_iqueue *shared, int cpu,
+					  struct fuse_cq_choice *ch)
 	__acquires(lock)
 {
+	struct fuse_conn *fc = container_of(cq, struct fuse_conn, cq);
 	struct fuse_cq_queue *q;
 
-	ch->routed = NULL;
-	ch->busy = false;
-	ch->spilled = false;
-	if (!rcu_access_pointer(fc->cq.map))
-		goto shared;
-route:
 	for (;;) {
 		q = fuse_cq_pick(fc, cpu, ch);
-		if (!q)
-			break;
-		spin_lock(&q->iq.lock);
-		/* Unbound since it was picked: the map already says so */
-		if (likely(q->routable))
-			return &q->iq;
-		spin_unlock(&q->iq.lock);
+		if (q) {
+			spin_lock(&q->iq.lock);
+			/* Unbound since it was picked: the map already says so */
+			if (likely(q->routable))
+				return &q->iq;
+			spin_unlock(&q->iq.lock);
+			continue;
+		}
+		spin_lock(&shared->lock);
+		/* A binding was made while we took the lock: route again */
+		if (likely(!fuse_cq_active_locked(fc)))
+			return shared;
+		spin_unlock(&shared->lock);
 	}
-shared:
-	spin_lock(&fc->iq.lock);
-	/* The first binding was made while we took the lock: route again */
-	if (unlikely(fuse_cq_active_locked(fc))) {
-		spin_unlock(&fc->iq.lock);
-		goto route;
-	}
-	return &fc->iq;
 }
 
 /*
@@ -845,16 +829,6 @@ static struct fuse_cq_queue *fuse_cq_find_victim(struct fuse_cq_queue *q)
 }
 
 /*
- * Any reader of the connection may take work from a busy queue, bound or
- * not (a daemon may keep unbound readers beside bound ones), but not a
- * strict one: it reads what is routed to it alone.
- */
-static bool fuse_cq_may_steal(struct fuse_cq_queue *q)
-{
-	return q && !READ_ONCE(q->strict) && READ_ONCE(q->fc->cq.help);
-}
-
-/*
  * A busy queue whose work @q's reader may take, or NULL; the hint that
  * there is such work is cleared once a look finds none.
  */
@@ -880,25 +854,21 @@ static struct fuse_cq_queue *fuse_cq_victim(struct fuse_cq_queue *q)
 }
 
 /**
- * fuse_cq_lock_readable - lock the queue a device's reader reads next
- * @fud: the device
- *
- * A device that was never bound reads the shared queue, as without this
- * series.  One that was reads what is left on the shared queue first,
- * then its own queue.  Either takes work from a busy bound queue when it
- * has none, if any device is bound.  The caller checks, under the lock,
- * whether there is anything to read.
+ * __fuse_cq_lock_readable - fuse_cq_lock_readable() when the shared queue
+ *	has work for a bound device, or busy queues may have work to take
+ * @q: the device's queue, or NULL
+ * @shared: the connection's shared queue
  *
  * Return: the queue, locked.
  */
-struct fuse_iqueue *fuse_cq_lock_readable(struct fuse_dev *fud)
+struct fuse_iqueue *__fuse_cq_lock_readable(struct fuse_cq_queue *q,
+					    struct fuse_iqueue *shared)
 	__acquires(lock)
 {
-	struct fuse_iqueue *shared = &fud->fc->iq, *home;
-	struct fuse_cq_queue *q = fud->cq, *v;
 	bool used = q && READ_ONCE(q->used);
+	struct fuse_iqueue *home = used ? &q->iq : shared;
+	struct fuse_cq_queue *v;
 
-	home = used ? &q->iq : shared;
 	/* An abort disconnects the device's own queue too */
 	if (used && fuse_cq_has_work(shared)) {
 		spin_lock(&shared->lock);

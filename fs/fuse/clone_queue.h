@@ -73,6 +73,7 @@ enum fuse_cq_move {
  * @iq: the queue; @iq.lock protects what is queued and the flags below
  *	marked (q)
  * @fc: the connection
+ * @help: &fc->cq.help, the hint that work waits on a busy queue
  * @fud: the device it serves; NULL while it waits in the connection's pool
  *	(changed under the connection's cq mutex)
  * @entry: on fuse_cq_conn.queues (cq mutex)
@@ -111,6 +112,7 @@ enum fuse_cq_move {
 struct fuse_cq_queue {
 	struct fuse_iqueue iq;
 	struct fuse_conn *fc;
+	unsigned long *help;
 	struct fuse_dev *fud;
 	struct list_head entry;
 	unsigned int index;
@@ -241,6 +243,94 @@ static inline struct fuse_cq_queue *fuse_cq_of(struct fuse_iqueue *fiq)
 	return container_of(fiq, struct fuse_cq_queue, iq);
 }
 
+/* Is there something to read on @fiq?  Safe without its lock. */
+static inline bool fuse_cq_has_work(struct fuse_iqueue *fiq)
+{
+	return !list_empty(&fiq->pending) || !list_empty(&fiq->interrupts) ||
+	       READ_ONCE(fiq->forget_list_head.next);
+}
+
+static inline bool fuse_cq_iq_ready(struct fuse_iqueue *fiq)
+{
+	return !READ_ONCE(fiq->connected) || fuse_cq_has_work(fiq);
+}
+
+/*
+ * Any reader of the connection may take work from a busy queue, bound or
+ * not (a daemon may keep unbound readers beside bound ones), but not a
+ * strict one: it reads what is routed to it alone.
+ */
+static inline bool fuse_cq_may_steal(struct fuse_cq_queue *q)
+{
+	return q && !READ_ONCE(q->strict) && READ_ONCE(*q->help);
+}
+
+struct fuse_iqueue *__fuse_cq_lock_target(struct fuse_cq_conn *cq,
+					  struct fuse_iqueue *shared, int cpu,
+					  struct fuse_cq_choice *ch)
+	__acquires(lock);
+struct fuse_iqueue *__fuse_cq_lock_readable(struct fuse_cq_queue *q,
+					    struct fuse_iqueue *shared)
+	__acquires(lock);
+
+/**
+ * fuse_cq_lock_target - lock the input queue a new request goes to
+ * @cq: the connection's clone-queue state
+ * @shared: the connection's shared queue
+ * @cpu: the CPU the request was issued on
+ * @ch: gets what the routing decided, for fuse_cq_queued()
+ *
+ * While nothing was ever bound on the connection this is the shared
+ * queue, at the cost of one load of the map pointer before and one after
+ * taking its lock (a first binding publishes the map under that lock).
+ *
+ * Return: the queue, locked; it may be disconnected.
+ */
+static inline struct fuse_iqueue *
+fuse_cq_lock_target(struct fuse_cq_conn *cq, struct fuse_iqueue *shared,
+		    int cpu, struct fuse_cq_choice *ch)
+	__acquires(lock)
+{
+	ch->routed = NULL;
+	ch->busy = false;
+	ch->spilled = false;
+	if (likely(!rcu_access_pointer(cq->map))) {
+		spin_lock(&shared->lock);
+		if (likely(!rcu_access_pointer(cq->map)))
+			return shared;
+		spin_unlock(&shared->lock);
+	}
+	return __fuse_cq_lock_target(cq, shared, cpu, ch);
+}
+
+/**
+ * fuse_cq_lock_readable - lock the queue a device's reader reads next
+ * @q: the device's queue, or NULL
+ * @shared: the connection's shared queue
+ *
+ * A device that was never bound reads the shared queue, as without this
+ * series.  One that was reads what is left on the shared queue first,
+ * then its own queue.  Either takes work from a busy bound queue when it
+ * has none, if any device is bound (__fuse_cq_lock_readable() does the
+ * uncommon cases).  The caller checks, under the lock, whether there is
+ * anything to read.
+ *
+ * Return: the queue, locked.
+ */
+static inline struct fuse_iqueue *
+fuse_cq_lock_readable(struct fuse_cq_queue *q, struct fuse_iqueue *shared)
+	__acquires(lock)
+{
+	bool used = q && READ_ONCE(q->used);
+	struct fuse_iqueue *home = used ? &q->iq : shared;
+
+	if (unlikely(used && fuse_cq_has_work(shared)) ||
+	    unlikely(fuse_cq_may_steal(q) && !fuse_cq_iq_ready(home)))
+		return __fuse_cq_lock_readable(q, shared);
+	spin_lock(&home->lock);
+	return home;
+}
+
 /*
  * Unique ids handed out by device queues: bit 62 set, so that they never
  * meet the ids of the shared queue's counter (which would need 2^61
@@ -294,17 +384,25 @@ void __fuse_cq_took(struct fuse_cq_queue *q, struct fuse_iqueue *fiq,
  * @fiq: the queue it went to
  * @ch: what fuse_cq_lock_target() decided
  *
- * Nothing to do when it went to the shared queue, or to a device queue
- * whose reader waits, where the routing left it: the request path's
- * common cases.
+ * Nothing to do when it went to the shared queue, or where the routing
+ * left it on a device queue whose reader waits, is strict, or is already
+ * watched: the request path's common cases, a reader that waits and one
+ * on its way back from answering.
  */
 static inline void fuse_cq_queued(struct fuse_conn *fc,
 				  struct fuse_iqueue *fiq,
 				  const struct fuse_cq_choice *ch)
 {
-	if (fiq->clone && (ch->spilled || ch->busy ||
-			   !atomic_read(&fuse_cq_of(fiq)->waiters)))
-		__fuse_cq_queued(fc, fiq, ch);
+	struct fuse_cq_queue *q;
+
+	if (!fiq->clone)
+		return;
+	q = fuse_cq_of(fiq);
+	if (likely(!ch->spilled && !ch->busy) &&
+	    (atomic_read(&q->waiters) || READ_ONCE(q->strict) ||
+	     timer_pending(&q->timer)))
+		return;
+	__fuse_cq_queued(fc, fiq, ch);
 }
 
 /**
@@ -415,12 +513,7 @@ void fuse_cq_conn_free(struct fuse_conn *fc);
 int fuse_cq_attach(struct fuse_conn *fc, struct fuse_dev *fud);
 void fuse_cq_detach(struct fuse_dev *fud);
 void fuse_cq_dev_release(struct fuse_dev *fud);
-struct fuse_iqueue *fuse_cq_lock_target(struct fuse_conn *fc, int cpu,
-					struct fuse_cq_choice *ch)
-	__acquires(lock);
 void fuse_cq_queued_intr(struct fuse_conn *fc, struct fuse_iqueue *fiq);
-struct fuse_iqueue *fuse_cq_lock_readable(struct fuse_dev *fud)
-	__acquires(lock);
 void fuse_cq_nothing(struct fuse_dev *fud);
 int fuse_cq_wait(struct fuse_dev *fud, bool *idle);
 __poll_t fuse_cq_poll(struct fuse_dev *fud);
