@@ -509,6 +509,13 @@ void fsrv_start(struct fsrv *srv)
 	for (i = 0; i < srv->nfds; i++)
 		if (!srv->reading[i])
 			fsrv_start_reader(srv, i, srv->reader_cpu[i]);
+	/*
+	 * Until its reader waits, a clone's work counts as left unattended
+	 * and idle readers take it after the steal delay: on a loaded host a
+	 * thread can take longer than that to start, and a test would see
+	 * its request read by another clone than the one it was routed to.
+	 */
+	fsrv_wait_readers(srv, srv->nthr, 5000);
 }
 
 void fsrv_destroy(struct fsrv *srv)
