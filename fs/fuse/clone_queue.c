@@ -1018,9 +1018,14 @@ int fuse_cq_wait(struct fuse_dev *fud, bool *idle)
 		smp_mb__after_atomic();
 	}
 	for (;;) {
+		/*
+		 * A wakeup takes the entry it came through off its queue:
+		 * queue both again on every pass, or the next call for help
+		 * on the shared queue would not reach this reader.
+		 */
 		prepare_to_wait_exclusive(&q->iq.waitq, &own_wait,
 					  TASK_INTERRUPTIBLE);
-		if (!READ_ONCE(q->routable) && !on_shared) {
+		if (!READ_ONCE(q->routable)) {
 			prepare_to_wait_exclusive(&shared->waitq, &shared_wait,
 						  TASK_INTERRUPTIBLE);
 			on_shared = true;

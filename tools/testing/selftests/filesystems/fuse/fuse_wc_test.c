@@ -469,6 +469,54 @@ TEST_F_TIMEOUT(wc, reader_that_does_not_come_back, 60)
 	EXPECT_GE(fsrv_cq_field(&self->srv, fd_idx, COL_TOOK_STOLEN), 1);
 }
 
+/*
+ * A reader of an unbound clone waits on its own queue and on the shared
+ * one, where calls for help reach it.  Wakeups on the shared queue that
+ * bring it nothing (every bind and unbind makes some) must leave it
+ * waiting there: once a bound clone's reader is busy, a request routed to
+ * it is taken by that reader at once, not after the busy one is done.
+ */
+TEST_F_TIMEOUT(wc, unbound_readers_keep_listening_for_help, 60)
+{
+	struct fsrv_job slow, after;
+	int cpu, fd_idx;
+	double t0;
+
+	if (self->ncpu < 3)
+		SKIP(return, "needs 3 CPUs");
+	/* Every clone but CPU 1's unbound: its readers wait on both queues */
+	for (cpu = 0; cpu < self->ncpu; cpu++)
+		if (cpu != 1)
+			ASSERT_EQ(0, fsrv_bind(&self->srv, self->clone_of[cpu],
+					       0, -1, -1));
+	usleep(200000);
+	/* Wakeups on the shared queue with nothing for them, twice */
+	for (cpu = 0; cpu < 2; cpu++) {
+		ASSERT_EQ(0, fsrv_bind(&self->srv, self->clone_of[0],
+				       FUSE_DEV_BIND_CPU, 0, -1));
+		usleep(100000);
+		ASSERT_EQ(0, fsrv_bind(&self->srv, self->clone_of[0], 0, -1,
+				       -1));
+		usleep(100000);
+	}
+	fsrv_job_stat(&slow, self->mnt, "slow-1", 1);
+	ASSERT_TRUE(WAIT_MS(__atomic_load_n(&hs.held_fd, __ATOMIC_ACQUIRE) >= 0,
+			    5000));
+	ASSERT_EQ(self->clone_of[1], hs.held_fd);
+
+	t0 = now_ms();
+	fsrv_job_stat(&after, self->mnt, "after-1", 1);
+	EXPECT_TRUE(WAIT_MS(fsrv_job_done(&after), 1000))
+		TH_LOG("no unbound reader took the request of the busy clone");
+	EXPECT_EQ(0, fsrv_job_wait(&after));
+	TH_LOG("taken after %.1f ms", now_ms() - t0);
+	EXPECT_FALSE(fsrv_job_done(&slow));
+	ASSERT_EQ(1, fsrv_find_name(&self->srv, "after-1", &fd_idx));
+	EXPECT_NE(self->clone_of[1], fd_idx);
+	release_all();
+	EXPECT_EQ(0, fsrv_job_wait(&slow));
+}
+
 TEST_F_TIMEOUT(wc, resent_request_of_a_held_reader, 60)
 {
 	struct fsrv_job j;
