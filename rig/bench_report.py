@@ -148,7 +148,8 @@ class Gate:
             else:
                 parts.append(f"icount table: all {self.cells} cells within "
                              f"±{EXACT:.0f} % (worst ±{self.worst:.2f} %)")
-        return "Verdict: " + ("; ".join(parts) if parts else "no results") + "."
+        return "Verdict: " + ("; ".join(parts) if parts else
+                             "no ratios or path lengths in this run") + "."
 
 
 def host_line(rundir):
