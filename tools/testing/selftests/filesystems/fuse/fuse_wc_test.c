@@ -447,23 +447,40 @@ TEST_F_TIMEOUT(wc, slow_request_does_not_hold_up_its_cpu, 60)
 		  100);
 }
 
+/*
+ * A stat of @name from CPU 1 is served within 1 s by another clone than
+ * CPU 1's; returns that clone's fd index, or -1
+ */
+static int served_elsewhere(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(wc) *self, const char *name,
+			    const char *why)
+{
+	struct fsrv_job j;
+	double t0 = now_ms();
+	int fd_idx = -1;
+
+	fsrv_job_stat(&j, self->mnt, name, 1);
+	EXPECT_TRUE(WAIT_MS(fsrv_job_done(&j), 1000))
+		TH_LOG("%s", why);
+	EXPECT_EQ(0, fsrv_job_wait(&j));
+	TH_LOG("%s taken by another reader after %.1f ms", name,
+	       now_ms() - t0);
+	EXPECT_EQ(1, fsrv_find_name(&self->srv, name, &fd_idx));
+	EXPECT_NE(self->clone_of[1], fd_idx);
+	return fd_idx;
+}
+
 TEST_F_TIMEOUT(wc, reader_that_does_not_come_back, 60)
 {
-	struct fsrv_job away, after;
-	double t0;
+	struct fsrv_job away;
 	int fd_idx;
 
 	fsrv_job_stat(&away, self->mnt, "away-1", 1);
 	ASSERT_EQ(0, fsrv_job_wait(&away));
 	/* Its reader answered and went off for 2 s: not busy, not back */
-	t0 = now_ms();
-	fsrv_job_stat(&after, self->mnt, "after-1", 1);
-	EXPECT_TRUE(WAIT_MS(fsrv_job_done(&after), 1000))
-		TH_LOG("waited for the reader that went away");
-	EXPECT_EQ(0, fsrv_job_wait(&after));
-	TH_LOG("taken by an idle reader after %.1f ms", now_ms() - t0);
-	ASSERT_EQ(1, fsrv_find_name(&self->srv, "after-1", &fd_idx));
-	EXPECT_NE(self->clone_of[1], fd_idx);
+	fd_idx = served_elsewhere(_metadata, self, "after-1",
+				  "waited for the reader that went away");
+	ASSERT_GE(fd_idx, 0);
 	EXPECT_GE(fsrv_cq_field(&self->srv, self->clone_of[1],
 				COL_GAVE_STOLEN), 1);
 	EXPECT_GE(fsrv_cq_field(&self->srv, fd_idx, COL_TOOK_STOLEN), 1);
@@ -478,9 +495,8 @@ TEST_F_TIMEOUT(wc, reader_that_does_not_come_back, 60)
  */
 TEST_F_TIMEOUT(wc, unbound_readers_keep_listening_for_help, 60)
 {
-	struct fsrv_job slow, after;
-	int cpu, fd_idx;
-	double t0;
+	struct fsrv_job slow;
+	int cpu;
 
 	if (self->ncpu < 3)
 		SKIP(return, "needs 3 CPUs");
@@ -504,15 +520,9 @@ TEST_F_TIMEOUT(wc, unbound_readers_keep_listening_for_help, 60)
 			    5000));
 	ASSERT_EQ(self->clone_of[1], hs.held_fd);
 
-	t0 = now_ms();
-	fsrv_job_stat(&after, self->mnt, "after-1", 1);
-	EXPECT_TRUE(WAIT_MS(fsrv_job_done(&after), 1000))
-		TH_LOG("no unbound reader took the request of the busy clone");
-	EXPECT_EQ(0, fsrv_job_wait(&after));
-	TH_LOG("taken after %.1f ms", now_ms() - t0);
+	served_elsewhere(_metadata, self, "after-1",
+			 "no unbound reader took the request of the busy clone");
 	EXPECT_FALSE(fsrv_job_done(&slow));
-	ASSERT_EQ(1, fsrv_find_name(&self->srv, "after-1", &fd_idx));
-	EXPECT_NE(self->clone_of[1], fd_idx);
 	release_all();
 	EXPECT_EQ(0, fsrv_job_wait(&slow));
 }
