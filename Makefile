@@ -6,6 +6,7 @@
 #   make check     build everything and run every test in the guest
 #   make bench     stock vs ours benchmark table (build/bench/results.md),
 #                  and fio against libfuse daemons (build/bench/fio/)
+#   make pathprof  instructions per request by function, stock vs ours
 #   make bench-manycore
 #                  the same on a host with 16+ cores, 2 and 4 nodes
 #   make stress DURATION=3600 [FLAVOR=kcsan|rt]
@@ -72,6 +73,11 @@ bench: deps
 # (build/bench-manycore)
 bench-manycore: deps
 	$(RIG)/bench-manycore.sh
+
+# Where a round trip's instructions go, by function, stock against ours
+# (QEMU instruction clock and a TCG plugin; build/pathprof/profile.md)
+pathprof: deps
+	$(RIG)/pathprof.sh
 
 # Only the fio run of make bench (build/bench/fio/results.md)
 bench-fio: deps
@@ -151,5 +157,5 @@ distclean:
 
 
 .PHONY: all module deps demo check stress bench bench-manycore work patches checkpatch series-check clean distclean \
-	libfuse-work libfuse-patches bench-fio \
+	libfuse-work libfuse-patches bench-fio pathprof \
 	install uninstall reload dkms-source dkms-install dkms-check series series-boot

@@ -40,6 +40,7 @@ total=$(( ${#numa[@]} / 4 * mem ))
 # GUEST_ICOUNT=1: one host thread runs the vCPUs in turn and the guest
 # clock counts their instructions (1 ns each), so guest timings measure
 # path length, free of host noise; parallelism gains nothing there.
+# GUEST_QEMU_EXTRA: more QEMU arguments (rig/pathprof.sh: a TCG plugin).
 # GUEST_ACCEL=kvm: hardware virtualization, for a host where KVM boots
 # guests (the many-core benchmark); TCG, the default, runs anywhere.
 accel=(-accel tcg,thread=multi -cpu max)
@@ -66,7 +67,7 @@ set +e
 	"${numa[@]}" \
 	-kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 loglevel=7 panic=-1 oops=panic no_hash_pointers hung_task_panic=0 ${GUEST_CMDLINE:-}" \
-	-display none -no-reboot -monitor none \
+	-display none -no-reboot -monitor none ${GUEST_QEMU_EXTRA:-} \
 	-serial "file:$out/console.log" -serial "file:$out/results.log" \
 	</dev/null >"$out/qemu.log" 2>&1; } 2>"$out/qemu.time"
 rc=$?

@@ -1,0 +1,70 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make pathprof: where the instructions of a FUSE round trip go, function by
+# function, stock fuse.ko against ours.  The benchmark guest runs on QEMU's
+# instruction clock with a TCG plugin (rig/pathprof/insncount.c, built
+# against the qemu-plugin.h of Debian's qemu source package) that counts
+# every translation block executed; a sync(2) between workloads cuts the
+# counts into one file per workload.  rig/pathprof.py maps the blocks to
+# kernel and fuse.ko symbols and prints instructions per operation by
+# function and the difference to stock.
+# Environment: PATHPROF_WORKLOAD (getattr), PATHPROF_OPS (20000),
+# PATHPROF_MODES ("unbound strict bound"), PATHPROF_OUT (build/pathprof),
+# PATHPROF_OURS (another build of our fuse.ko for the benchmark kernel, to
+# profile a variant against stock).
+. "$(dirname "$0")/lib.sh"
+
+bench_build
+"$TOP/rig/selftests.sh"
+wl=${PATHPROF_WORKLOAD:-getattr}
+ops=${PATHPROF_OPS:-20000}
+modes=${PATHPROF_MODES:-unbound strict bound}
+out=${PATHPROF_OUT:-$B/pathprof}
+rm -rf "$out"
+mkdir -p "$out"
+
+# The plugin, against the plugin API of the QEMU that runs it
+qv=$(dpkg-query -W -f '${Version}' qemu-system-x86)
+src=$B/qemu-src
+hdr=$(find "$src" -path '*/include/qemu/qemu-plugin.h' 2>/dev/null | head -n1)
+if [ -z "$hdr" ]; then
+	dsc=$("$TOP/rig/debsrc.sh" "qemu=$qv" "$src")
+	tar -xJf "$(dirname "$dsc")"/qemu_*.orig.tar.xz -C "$src" \
+		--wildcards '*/include/qemu/qemu-plugin.h'
+	hdr=$(find "$src" -path '*/include/qemu/qemu-plugin.h' | head -n1)
+fi
+cc -O2 -Wall -shared -fPIC -I"$(dirname "$hdr")" \
+	-o "$out/insncount.so" "$TOP/rig/pathprof/insncount.c"
+
+map=$B/kernel-bench/System.map
+mark=$(awk '$3 == "ksys_sync" { print $1 }' "$map")
+[ -n "$mark" ] || die "no ksys_sync in $map"
+
+# sync(2) marks the end of each stretch: boot, then one per workload
+{
+	echo "module stock"
+	echo "sh 60 grep -E '\\[fuse\\]' /proc/kallsyms"
+	echo "sh 60 sync"
+	echo "run 600 fuse_bench unbound $wl 1 $ops"
+	echo "sh 60 sync"
+	echo "module ours"
+	echo "sh 60 grep -E '\\[fuse\\]' /proc/kallsyms"
+	echo "sh 60 sync"
+	for m in $modes; do
+		echo "run 600 fuse_bench $m $wl 1 $ops"
+		echo "sh 60 sync"
+	done
+} > "$out/plan"
+mods=$B/modules-bench
+if [ -n "${PATHPROF_OURS:-}" ]; then
+	mods=$out/modules
+	mkdir -p "$mods"
+	cp "$B/modules-bench/stock.ko" "$mods/"
+	cp "$PATHPROF_OURS" "$mods/ours.ko"
+fi
+"$TOP/rig/initramfs.sh" "$out/initramfs.cpio.gz" "$out/plan" "$mods" "$B/tests"
+GUEST_ICOUNT=1 GUEST_QEMU_EXTRA="-plugin $out/insncount.so,mark=$mark,out=$out/counts" \
+	"$TOP/rig/guest.sh" "$B/kernel-bench/arch/x86/boot/bzImage" \
+	"$out/initramfs.cpio.gz" "$out" "smp=2 nodes=1" 3600
+python3 "$TOP/rig/pathprof.py" "$out" "$map" "$ops" stock:unbound \
+	$(for m in $modes; do echo "ours:$m"; done) | tee "$out/profile.md"
