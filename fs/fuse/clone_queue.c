@@ -68,7 +68,7 @@ MODULE_INFO(base, FUSE_CQ_BASE);
 #define FUSE_CQ_STEAL_DELAY_MS	10
 
 /* Map nodes that cannot be represented in a span */
-#define FUSE_CQ_NO_NODE		((1U << 14) - 1)
+#define FUSE_CQ_NO_NODE		U16_MAX
 
 static unsigned long fuse_cq_steal_delay;
 
@@ -443,6 +443,7 @@ void fuse_cq_queue_init(struct fuse_cq_queue *q, struct fuse_conn *fc,
 	q->fc = fc;
 	q->help = fc ? &fc->cq.help : &fuse_cq_no_help;
 	q->index = index;
+	q->id_base = FUSE_CQ_UNIQUE_BIT | ((u64)index << FUSE_CQ_INDEX_SHIFT);
 	q->cpu = -1;
 	q->node = NUMA_NO_NODE;
 	q->home = NUMA_NO_NODE;
@@ -571,8 +572,8 @@ void fuse_cq_detach(struct fuse_dev *fud)
  * The bound queue a request from @cpu goes to now, or NULL for the shared
  * queue.  Under the cq mutex the map cannot change under the caller.
  */
-static struct fuse_cq_queue *fuse_cq_pick(struct fuse_conn *fc, int cpu,
-					  struct fuse_cq_choice *ch)
+static __always_inline struct fuse_cq_queue *
+fuse_cq_pick(struct fuse_conn *fc, int cpu, struct fuse_cq_choice *ch)
 {
 	struct fuse_cq_queue *q = NULL;
 	struct fuse_cq_map *map;
@@ -600,24 +601,28 @@ static bool fuse_cq_active_locked(struct fuse_conn *fc)
 	return map && map->nr_queues;
 }
 
-/**
- * __fuse_cq_lock_target - fuse_cq_lock_target() once a map exists
- * @cq: the connection's clone-queue state
- * @shared: the connection's shared queue
+/*
+ * fuse_cq_lock_target - lock the input queue a new request goes to
+ * @fc: the connection, which has a routing map (fuse_cq_routing())
  * @cpu: the CPU the request was issued on
- * @ch: cleared; gets what the routing decided
+ * @ch: gets what the routing decided, for fuse_cq_queued()
+ *
+ * The device queue the CPU routes to, or the shared queue if no device is
+ * bound any more.
  *
  * Return: the queue, locked; it may be disconnected.
  */
-struct fuse_iqueue *__fuse_cq_lock_target(struct fuse_cq_conn *cq,
-					  struct fuse_iqueue *shared, int cpu,
-					  struct fuse_cq_choice *ch)
+static __always_inline struct fuse_iqueue *
+fuse_cq_lock_target(struct fuse_conn *fc, int cpu, struct fuse_cq_choice *ch)
 	__acquires(lock)
 {
-	struct fuse_conn *fc = container_of(cq, struct fuse_conn, cq);
+	struct fuse_iqueue *shared = &fc->iq;
 	struct fuse_cq_queue *q;
 
 	for (;;) {
+		ch->routed = NULL;
+		ch->busy = false;
+		ch->spilled = false;
 		q = fuse_cq_pick(fc, cpu, ch);
 		if (q) {
 			spin_lock(&q->iq.lock);
@@ -715,15 +720,12 @@ static void fuse_cq_timer_fn(struct timer_list *t)
 	mod_timer(&q->timer, jiffies + fuse_cq_steal_delay);
 }
 
-/**
- * __fuse_cq_queued - after work was queued on a device queue whose reader
- *	does not wait, or that the routing moved: see fuse_cq_queued()
- * @fc: the connection
- * @fiq: the queue it went to
- * @ch: what fuse_cq_lock_target() decided
+/*
+ * After work was queued on a device queue whose reader does not wait, or
+ * that the routing moved: see fuse_cq_queued().
  */
-void __fuse_cq_queued(struct fuse_conn *fc, struct fuse_iqueue *fiq,
-		      const struct fuse_cq_choice *ch)
+static void __fuse_cq_queued(struct fuse_conn *fc, struct fuse_iqueue *fiq,
+			     const struct fuse_cq_choice *ch)
 {
 	struct fuse_cq_queue *q = fuse_cq_of(fiq);
 
@@ -737,6 +739,96 @@ void __fuse_cq_queued(struct fuse_conn *fc, struct fuse_iqueue *fiq,
 		fuse_cq_watch(q);
 	if (ch->busy)
 		fuse_cq_need_help(fc, q);
+}
+
+/*
+ * fuse_cq_queued - after a request or forget was queued, unlocked
+ * @fc: the connection
+ * @fiq: the queue it went to
+ * @ch: what fuse_cq_lock_target() decided
+ *
+ * Nothing to do when it went to the shared queue, or where the routing
+ * left it on a device queue whose reader waits, is strict, or is already
+ * watched: the request path's common cases, a reader that waits and one
+ * on its way back from answering.
+ */
+static __always_inline void fuse_cq_queued(struct fuse_conn *fc,
+					   struct fuse_iqueue *fiq,
+					   const struct fuse_cq_choice *ch)
+{
+	struct fuse_cq_queue *q;
+
+	if (!fiq->clone)
+		return;
+	q = fuse_cq_of(fiq);
+	if (likely(!ch->spilled && !ch->busy) &&
+	    (atomic_read(&q->waiters) || READ_ONCE(q->strict) ||
+	     timer_pending(&q->timer)))
+		return;
+	__fuse_cq_queued(fc, fiq, ch);
+}
+
+/* fuse_dev_wake_and_unlock(), inline on the routed request path */
+static __always_inline void fuse_cq_wake_and_unlock(struct fuse_iqueue *fiq)
+	__releases(fiq->lock)
+{
+	wake_up(&fiq->waitq);
+	kill_fasync(&fiq->fasync, SIGIO, POLL_IN);
+	spin_unlock(&fiq->lock);
+}
+
+/**
+ * fuse_cq_queue_req - queue a request where its CPU routes it
+ * @fc: the connection, which has a routing map (fuse_cq_routing())
+ * @req: the request
+ *
+ * On the device queue the routing names (or, if no device is bound any
+ * more, on the shared queue), with a unique id of that queue.
+ *
+ * Return: false if that queue is disconnected: the caller ends @req.
+ */
+bool fuse_cq_queue_req(struct fuse_conn *fc, struct fuse_req *req)
+{
+	struct fuse_cq_choice ch;
+	struct fuse_iqueue *fiq;
+
+	fiq = fuse_cq_lock_target(fc, req->cpu, &ch);
+	if (!fiq->connected) {
+		spin_unlock(&fiq->lock);
+		return false;
+	}
+	if (req->in.h.opcode != FUSE_NOTIFY_REPLY)
+		req->in.h.unique = fuse_cq_next_unique(fiq);
+	list_add_tail(&req->list, &fiq->pending);
+	fuse_req_set_fiq(req, fiq);
+	fuse_cq_wake_and_unlock(fiq);
+	fuse_cq_queued(fc, fiq, &ch);
+	return true;
+}
+
+/**
+ * fuse_cq_queue_forget - queue a forget where the evicting CPU routes it
+ * @fc: the connection, which has a routing map (fuse_cq_routing())
+ * @forget: the forget
+ *
+ * Return: false if the queue is disconnected: the caller frees @forget.
+ */
+bool fuse_cq_queue_forget(struct fuse_conn *fc,
+			  struct fuse_forget_link *forget)
+{
+	struct fuse_cq_choice ch;
+	struct fuse_iqueue *fiq;
+
+	fiq = fuse_cq_lock_target(fc, raw_smp_processor_id(), &ch);
+	if (!fiq->connected) {
+		spin_unlock(&fiq->lock);
+		return false;
+	}
+	fiq->forget_list_tail->next = forget;
+	fiq->forget_list_tail = forget;
+	fuse_cq_wake_and_unlock(fiq);
+	fuse_cq_queued(fc, fiq, &ch);
+	return true;
 }
 
 /**

@@ -78,6 +78,7 @@ enum fuse_cq_move {
  *	(changed under the connection's cq mutex)
  * @entry: on fuse_cq_conn.queues (cq mutex)
  * @index: number of the queue in its connection, part of its unique ids
+ * @id_base: the bits its unique ids start from, see fuse_cq_unique()
  * @pooled: the queue waits in the pool for a new device (cq mutex)
  * @routable: (q) the routing map may send requests here
  * @used: (q) the device was bound at least once, so it reads this queue
@@ -116,6 +117,7 @@ struct fuse_cq_queue {
 	struct fuse_dev *fud;
 	struct list_head entry;
 	unsigned int index;
+	u64 id_base;
 	bool pooled;
 	bool routable;
 	bool used;
@@ -144,10 +146,10 @@ struct fuse_cq_queue {
  * @node: the node of the CPU
  */
 struct fuse_cq_span {
-	u64 start : 24;
-	u64 count : 24;
-	u64 level : 2;
-	u64 node : 14;
+	u32 start;
+	u32 count;
+	u16 node;
+	u8 level;
 };
 
 /**
@@ -265,42 +267,27 @@ static inline bool fuse_cq_may_steal(struct fuse_cq_queue *q)
 	return q && !READ_ONCE(q->strict) && READ_ONCE(*q->help);
 }
 
-struct fuse_iqueue *__fuse_cq_lock_target(struct fuse_cq_conn *cq,
-					  struct fuse_iqueue *shared, int cpu,
-					  struct fuse_cq_choice *ch)
-	__acquires(lock);
+bool fuse_cq_queue_req(struct fuse_conn *fc, struct fuse_req *req);
+bool fuse_cq_queue_forget(struct fuse_conn *fc,
+			  struct fuse_forget_link *forget);
 struct fuse_iqueue *__fuse_cq_lock_readable(struct fuse_cq_queue *q,
 					    struct fuse_iqueue *shared)
 	__acquires(lock);
 
 /**
- * fuse_cq_lock_target - lock the input queue a new request goes to
+ * fuse_cq_routing - do new requests go to device queues?
  * @cq: the connection's clone-queue state
- * @shared: the connection's shared queue
- * @cpu: the CPU the request was issued on
- * @ch: gets what the routing decided, for fuse_cq_queued()
  *
- * While nothing was ever bound on the connection this is the shared
- * queue, at the cost of one load of the map pointer before and one after
- * taking its lock (a first binding publishes the map under that lock).
+ * Once a device of the connection was bound, requests and forgets are
+ * routed by fuse_cq_queue_req() and fuse_cq_queue_forget(); before, they go to the shared queue as
+ * without this series.  A first binding publishes the routing map with the
+ * shared queue locked, so a sender that finds none there may queue there.
  *
- * Return: the queue, locked; it may be disconnected.
+ * Return: true if a routing map exists.
  */
-static inline struct fuse_iqueue *
-fuse_cq_lock_target(struct fuse_cq_conn *cq, struct fuse_iqueue *shared,
-		    int cpu, struct fuse_cq_choice *ch)
-	__acquires(lock)
+static inline bool fuse_cq_routing(struct fuse_cq_conn *cq)
 {
-	ch->routed = NULL;
-	ch->busy = false;
-	ch->spilled = false;
-	if (likely(!rcu_access_pointer(cq->map))) {
-		spin_lock(&shared->lock);
-		if (likely(!rcu_access_pointer(cq->map)))
-			return shared;
-		spin_unlock(&shared->lock);
-	}
-	return __fuse_cq_lock_target(cq, shared, cpu, ch);
+	return rcu_access_pointer(cq->map);
 }
 
 /**
@@ -357,53 +344,37 @@ fuse_cq_lock_readable(struct fuse_cq_queue *q, struct fuse_iqueue *shared)
 static inline u64 fuse_cq_unique(struct fuse_cq_queue *q, u64 ctr)
 {
 	lockdep_assert_held(&q->iq.lock);
-	return FUSE_CQ_UNIQUE_BIT | ((u64)q->index << FUSE_CQ_INDEX_SHIFT) |
-	       (ctr & FUSE_CQ_CTR_MASK);
+	return q->id_base | (ctr & FUSE_CQ_CTR_MASK);
+}
+
+/**
+ * fuse_cq_next_unique - the unique id of a request queued on @fiq
+ * @fiq: an input queue, locked: the shared one or a device queue
+ *
+ * Return: the id.
+ */
+static inline u64 fuse_cq_next_unique(struct fuse_iqueue *fiq)
+{
+	fiq->reqctr += FUSE_REQ_ID_STEP;
+	if (fiq->clone)
+		return fuse_cq_unique(fuse_cq_of(fiq), fiq->reqctr);
+	return fiq->reqctr;
 }
 
 /* A reader of @q took work: not idle any more, busy if it must answer */
 static inline void fuse_cq_busy_now(struct fuse_cq_queue *q,
 				    struct fuse_req *req)
 {
-	if (req && test_bit(FR_ISREPLY, &req->flags) &&
-	    !READ_ONCE(q->in_handler))
+	/* Flips with every request: no point in reading it first */
+	if (req && test_bit(FR_ISREPLY, &req->flags))
 		WRITE_ONCE(q->in_handler, true);
 	if (unlikely(READ_ONCE(q->poll_idle)))
 		WRITE_ONCE(q->poll_idle, false);
 }
 
-void __fuse_cq_queued(struct fuse_conn *fc, struct fuse_iqueue *fiq,
-		      const struct fuse_cq_choice *ch);
 void __fuse_cq_left_behind(struct fuse_cq_queue *q);
 void __fuse_cq_took(struct fuse_cq_queue *q, struct fuse_iqueue *fiq,
 		    struct fuse_req *req, bool intr);
-
-/**
- * fuse_cq_queued - after a request or forget was queued, unlocked
- * @fc: the connection
- * @fiq: the queue it went to
- * @ch: what fuse_cq_lock_target() decided
- *
- * Nothing to do when it went to the shared queue, or where the routing
- * left it on a device queue whose reader waits, is strict, or is already
- * watched: the request path's common cases, a reader that waits and one
- * on its way back from answering.
- */
-static inline void fuse_cq_queued(struct fuse_conn *fc,
-				  struct fuse_iqueue *fiq,
-				  const struct fuse_cq_choice *ch)
-{
-	struct fuse_cq_queue *q;
-
-	if (!fiq->clone)
-		return;
-	q = fuse_cq_of(fiq);
-	if (likely(!ch->spilled && !ch->busy) &&
-	    (atomic_read(&q->waiters) || READ_ONCE(q->strict) ||
-	     timer_pending(&q->timer)))
-		return;
-	__fuse_cq_queued(fc, fiq, ch);
-}
 
 /**
  * fuse_cq_took - a device's reader takes work from @fiq, locked
@@ -466,7 +437,7 @@ static inline void fuse_cq_read_done(struct fuse_cq_queue *q,
  */
 static inline void fuse_cq_replied(struct fuse_cq_queue *q)
 {
-	if (q && READ_ONCE(q->in_handler))
+	if (q)
 		WRITE_ONCE(q->in_handler, false);
 }
 
