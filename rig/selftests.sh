@@ -1,12 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Build the static selftest binaries into build/tests, against the series'
-# uapi fuse.h and the base tree's kselftest_harness.h; with them the libfuse
-# daemon fuse_pt, linked with our libfuse (rig/libfuse.sh builds Debian's
-# libfuse with and without libfuse/patches), and the list of host programs
-# the guest needs for fuse_libfuse_test.sh (see rig/initramfs.sh): libfuse's
-# example daemons of both builds, dbench and fs_mark.  build/tests/libfuse.conf
-# tells the guest script where the example daemons are.
+# Build the guest's test programs into build/tests, static for the busybox
+# guest: the series' kselftests, with lib.mk in build/work (the series' uapi
+# fuse.h as the kernel headers), and the rig's own programs (rig/tests: the
+# demo, the benchmark, the stress test, and fuse_pt, a libfuse daemon
+# linked with our libfuse, which rig/libfuse.sh builds from Debian's libfuse
+# with and without libfuse/patches); and the list of host programs the
+# guest needs for fuse_libfuse_test.sh (see rig/initramfs.sh): libfuse's
+# example daemons of both builds, dbench and fs_mark.
+# build/tests/libfuse.conf tells the guest script where the example
+# daemons are.
 . "$(dirname "$0")/lib.sh"
 
 "$TOP/rig/libfuse.sh"
@@ -14,8 +17,11 @@ LF=$B/libfuse
 
 mkdir -p "$B/tests"
 rm -f "$B/tests/fuse_clone_bind.so"	# the retired preload library
-make -s -C "$SELFTEST_DIR" UAPI="$B/work/include/uapi" \
-	SELFTESTS="$(base_dir)/tools/testing/selftests" OUTPUT="$B/tests" \
+"$TOP/rig/work.sh"
+make -s -C "$B/work/tools/testing/selftests/filesystems/fuse" OUTPUT="$B/tests" \
+	KHDR_INCLUDES="-isystem $B/work/include/uapi" USERLDFLAGS=-static
+make -s -C "$TOP/rig/tests" UAPI="$B/work/include/uapi" OUTPUT="$B/tests" \
+	SELFTEST="$B/work/tools/testing/selftests/filesystems/fuse" \
 	FUSE3_CFLAGS="-I$LF/work/include -I$LF/ours" \
 	FUSE3_LIBS="$LF/ours/lib/libfuse3.a"
 {

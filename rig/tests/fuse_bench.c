@@ -34,7 +34,7 @@
  *   fast_p999_us slow_p50_us local_cpu_pct local_node_pct moved requests
  * where the percentiles are of the immediate requests alone and "moved"
  * counts requests the kernel gave to, or let be taken by, another clone
- * than the one the routing rules named (fusectl clone_queues).
+ * than the one the routing rules named (fusectl dev_queues).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -227,10 +227,10 @@ static long moved(struct fsrv *srv)
 	int id;
 
 	for (id = 0; id < srv->nfds; id++) {
-		v = fsrv_cq_field(srv, id, 9);
+		v = fsrv_dq_field(srv, id, 9);
 		if (v < 0)
 			return -1;
-		sum += v + fsrv_cq_field(srv, id, 10);
+		sum += v + fsrv_dq_field(srv, id, 10);
 	}
 	return sum;
 }

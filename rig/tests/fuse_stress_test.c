@@ -614,8 +614,8 @@ int main(int argc, char **argv)
 		if (fd >= 0)
 			close(fd);
 		dump_threads();
-		if (fsrv_conn_file(&srv, "clone_queues", diag, sizeof(diag)) > 0)
-			printf("# clone_queues:\n%s", diag);
+		if (fsrv_conn_file(&srv, "dev_queues", diag, sizeof(diag)) > 0)
+			printf("# dev_queues:\n%s", diag);
 		if (fsrv_conn_file(&srv, "waiting", diag, sizeof(diag)) > 0)
 			printf("# waiting: %s", diag);
 		tap(false, "no operation hung");

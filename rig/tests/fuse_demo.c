@@ -64,7 +64,7 @@ static void *work(void *p)
 
 /*
  * One "@run" line, one "@clone" line per clone (idx 0 is the mount fd) and
- * the connection's clone_queues file as "@cq" lines.
+ * the connection's dev_queues file as "@dq" lines.
  */
 static void print_data(struct fsrv *srv, int ncpu, bool bound, double secs,
 		       int err, const long *served, const long *lookups,
@@ -81,11 +81,11 @@ static void print_data(struct fsrv *srv, int ncpu, bool bound, double secs,
 		printf("@clone idx=%d cpu=%d node=%d served=%ld lookups=%ld own_cpu=%ld own_node=%ld\n",
 		       i, i ? i - 1 : -1, i ? cpu_node(i - 1) : -1, served[i],
 		       lookups[i], own_cpu[i], own_node[i]);
-	if (fsrv_conn_file(srv, "clone_queues", stats, len) <= 0)
+	if (fsrv_conn_file(srv, "dev_queues", stats, len) <= 0)
 		return;
 	for (line = strtok_r(stats, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save))
-		printf("@cq %s\n", line);
+		printf("@dq %s\n", line);
 }
 
 int main(int argc, char **argv)
@@ -176,8 +176,8 @@ int main(int argc, char **argv)
 	printf("%-6s %-8s %-5s %-10s %-9s %7.1f%%  %7.1f%%\n", "all", "", "", "",
 	       "", tot ? 100.0 * tot_own / tot : 0.0,
 	       tot ? 100.0 * tot_node / tot : 0.0);
-	if (fsrv_conn_file(&srv, "clone_queues", stats, sizeof(stats)) > 0)
-		printf("\n/sys/fs/fuse/connections/%u/clone_queues:\n%s",
+	if (fsrv_conn_file(&srv, "dev_queues", stats, sizeof(stats)) > 0)
+		printf("\n/sys/fs/fuse/connections/%u/dev_queues:\n%s",
 		       srv.conn, stats);
 out:
 	fsrv_destroy(&srv);

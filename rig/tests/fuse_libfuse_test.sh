@@ -45,7 +45,7 @@ NTESTS=31
 n=0
 nfail=0
 DPID=
-CQ=
+DQ=
 up=0
 LF_OURS=
 [ -f $T/libfuse.conf ] && . $T/libfuse.conf
@@ -167,12 +167,12 @@ conn_dir() {
 }
 
 # dev bind cpu node queued read local_cpu local_node remote took_busy
-# took_stolen ..., sans header and shared line ($CQ: set once mounted)
-cq_devices() { awk 'NR > 2' "$CQ"; }
+# took_stolen ..., sans header and shared line ($DQ: set once mounted)
+dq_devices() { awk 'NR > 2' "$DQ"; }
 
 # Routing-table rebuilds of the connection, from the shared line
-cq_rebuilds() {
-	awk '$1 == "shared" { for (i = 2; i < NF; i++) if ($i == "rebuilds") print $(i + 1) }' "$CQ"
+dq_rebuilds() {
+	awk '$1 == "shared" { for (i = 2; i < NF; i++) if ($i == "rebuilds") print $(i + 1) }' "$DQ"
 }
 
 # launch CMD...: start a daemon in the foreground on $SRC and $MNT, wait
@@ -200,7 +200,7 @@ launch() {
 		why="a probe file did not pass through"
 		return 1
 	fi
-	CQ=$(conn_dir)/clone_queues
+	DQ=$(conn_dir)/dev_queues
 	up=1
 }
 
@@ -236,7 +236,7 @@ show_state() {
 	echo "daemon pid $DPID, may run on CPUs $(daemon_cpus | tr '\n' ' ')"
 	echo "/dev/fuse fds in the daemon: $(fuse_fds); threads: $(ls /proc/$DPID/task 2>/dev/null | wc -l)"
 	readers | sort | uniq -c
-	[ $KIND = ours ] && [ -f "$CQ" ] && cat "$CQ"
+	[ $KIND = ours ] && [ -f "$DQ" ] && cat "$DQ"
 }
 
 # check_clones NAME cpu|node: on ours, the mount fd unbound and one clone
@@ -265,7 +265,7 @@ check_clones() {
 		return
 	fi
 	[ "$nfb" = 0 ] || why="the daemon fell back to clone_fd on ours"
-	cq=$(cq_devices)
+	dq=$(dq_devices)
 	if [ "$2" = cpu ]; then
 		want=$(daemon_cpus | tr '\n' ' ')
 		col=3
@@ -273,9 +273,9 @@ check_clones() {
 		want=$(daemon_nodes | tr '\n' ' ')
 		col=4
 	fi
-	dev0=$(echo "$cq" | awk '$1 == 0 { print $2 }')
-	nclones=$(echo "$cq" | awk '$1 != 0' | wc -l)
-	got=$(echo "$cq" | awk -v b="$2" -v c=$col '$1 != 0 && $2 == b { print $c }' |
+	dev0=$(echo "$dq" | awk '$1 == 0 { print $2 }')
+	nclones=$(echo "$dq" | awk '$1 != 0' | wc -l)
+	got=$(echo "$dq" | awk -v b="$2" -v c=$col '$1 != 0 && $2 == b { print $c }' |
 		sort -n | tr '\n' ' ')
 	nwant=$(echo $want | wc -w)
 	if [ -z "$why" ] && [ "$dev0" != none ]; then
@@ -316,11 +316,11 @@ check_readers() {
 	[ -n "$extra" ] && why="readers named for $1s without a clone: $extra"
 }
 
-snapshot() { cq_devices | awk '{ print $1, $2, $3, $4, $6, $7, $8, $9, $10 + $11 }'; }
+snapshot() { dq_devices | awk '{ print $1, $2, $3, $4, $6, $7, $8, $9, $10 + $11 }'; }
 
 # Requests read by bound devices, from their own CPU, from their node,
 # remote, and taken over from a busy device, between two snapshots
-cq_delta() {
+dq_delta() {
 	awk 'NR == FNR { d[$1] = $5; l[$1] = $6; m[$1] = $7; r[$1] = $8; t[$1] = $9; next }
 	     $2 != "none" { D += $5 - d[$1]; L += $6 - l[$1];
 			    N += $7 - m[$1]; R += $8 - r[$1]; T += $9 - t[$1] }
@@ -350,7 +350,7 @@ check_io() {
 		return
 	fi
 	snapshot > $W.snap2
-	set -- "$1" "$4" $(cq_delta $W.snap1 $W.snap2)
+	set -- "$1" "$4" $(dq_delta $W.snap1 $W.snap2)
 	D=$3 L=$4 N=$5 R=$6 TK=$7
 	echo "# $D requests, $L from the clone's own CPU ($((D ? L * 100 / D : 0)) %), $N from its node, $R remote; $TK taken over from a busy clone"
 	if [ "$D" -le 0 ]; then
@@ -466,7 +466,7 @@ run_dbench() {	# NAME
 
 # idle_bursts NAME: with max_idle_threads=1, three bursts of two writer
 # processes (8 threads on 4 CPUs); during and after each, on ours, the
-# connection has the same devices as before (clone_queues numbers devices
+# connection has the same devices as before (dev_queues numbers devices
 # in the order they were attached: a clone closed and made anew would show
 # as a new number) and no routing-table rebuild, the daemon the same number
 # of /dev/fuse fds, and every reader, extra ones included, runs where its
@@ -477,8 +477,8 @@ idle_bursts() {
 		result fail "$1" "not mounted"
 		return
 	fi
-	devs0=$(cq_devices 2>/dev/null | awk '{ print $1 ":" $2 ":" $3 }' | tr '\n' ' ')
-	rb0=$(cq_rebuilds 2>/dev/null)
+	devs0=$(dq_devices 2>/dev/null | awk '{ print $1 ":" $2 ":" $3 }' | tr '\n' ' ')
+	rb0=$(dq_rebuilds 2>/dev/null)
 	fds0=$(fuse_fds)
 	want=$(daemon_cpus | tr '\n' ' ')
 	maxthreads=0
@@ -508,9 +508,9 @@ idle_bursts() {
 			why="${why:+$why; }burst $round: fuse_pt_writer exited with $ra and $rb"
 		fi
 		[ $KIND = ours ] || continue
-		devs=$(cq_devices | awk '{ print $1 ":" $2 ":" $3 }' | tr '\n' ' ')
+		devs=$(dq_devices | awk '{ print $1 ":" $2 ":" $3 }' | tr '\n' ' ')
 		fds=$(fuse_fds)
-		rb=$(cq_rebuilds)
+		rb=$(dq_rebuilds)
 		if [ -z "$why" ] && [ "$devs" != "$devs0" ]; then
 			why="after burst $round the devices are '$devs', before '$devs0'"
 		elif [ -z "$why" ] && [ "$fds" != "$fds0" ]; then
@@ -520,7 +520,7 @@ idle_bursts() {
 		fi
 	done
 	show_state | note
-	echo "# at most $maxthreads threads in the daemon during the bursts; /dev/fuse fds $fds0 -> $(fuse_fds); routing-table rebuilds ${rb0:--} -> $(cq_rebuilds 2>/dev/null)"
+	echo "# at most $maxthreads threads in the daemon during the bursts; /dev/fuse fds $fds0 -> $(fuse_fds); routing-table rebuilds ${rb0:--} -> $(dq_rebuilds 2>/dev/null)"
 	verdict "$1"
 }
 
@@ -593,7 +593,7 @@ if [ $up = 1 ]; then
 		why="$(pinned_threads) threads pinned"
 	elif [ "$(fuse_fds)" -lt 2 ]; then
 		why="$(fuse_fds) /dev/fuse fds: no clone"
-	elif [ $KIND = ours ] && cq_devices | awk '$2 != "none"' | grep -q .; then
+	elif [ $KIND = ours ] && dq_devices | awk '$2 != "none"' | grep -q .; then
 		why="devices bound without clone_bind"
 	elif grep -q "$FALLBACK" $LOG; then
 		why="clone_bind messages without clone_bind"

@@ -27,7 +27,7 @@
 # Prints one line per fio run:
 #   @fio MODE WORKLOAD JOBS DEPTH MiB/s IOPS p99-us own-CPU-% IPIs/op
 # (own-CPU-%: requests served on the CPU that issued them, from
-# clone_queues; "-" where nothing is bound.)  Every step runs under a
+# dev_queues; "-" where nothing is bound.)  Every step runs under a
 # timeout; exit status 1 if a daemon or a fio run failed.
 
 T=$(cd "$(dirname "$0")" && pwd)
@@ -46,7 +46,7 @@ OUT=/tmp/fiob.out
 FILESIZE=16m
 NMETA=200	# files per job in the metadata run
 DPID=
-CQ=
+DQ=
 LF_OURS= LF_STOCK= FIO=
 [ -f $T/libfuse.conf ] && . $T/libfuse.conf
 [ -x "$FIO" ] || FIO=$(command -v fio)
@@ -65,8 +65,8 @@ conn_dir() {
 
 # dispatched and local_cpu over bound devices
 cq_sum() {
-	if [ -n "$CQ" ] && [ -f "$CQ" ]; then
-		awk 'NR > 2 && $2 != "none" { d += $6; l += $7 } END { print d + 0, l + 0 }' "$CQ"
+	if [ -n "$DQ" ] && [ -f "$DQ" ]; then
+		awk 'NR > 2 && $2 != "none" { d += $6; l += $7 } END { print d + 0, l + 0 }' "$DQ"
 	else
 		echo "0 0"
 	fi
@@ -92,8 +92,8 @@ start() {	# CMD...
 		say "$MODE: the daemon did not mount"
 		exit 1
 	fi
-	CQ=$(conn_dir)/clone_queues
-	[ -f "$CQ" ] && sed 's/^/# /' "$CQ"
+	DQ=$(conn_dir)/dev_queues
+	[ -f "$DQ" ] && sed 's/^/# /' "$DQ"
 }
 
 stop() {
