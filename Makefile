@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# FUSE per-clone input queues: an out-of-tree fuse.ko for Linux 6.12.
+# FUSE per-device input queues: an out-of-tree fuse.ko for Linux 6.12.
 #
 #   make demo      build fuse.ko, boot a 4-CPU 2-node guest, show routing
 #   make check     build everything and run every test in the guest
@@ -36,8 +36,8 @@ endif
 all: deps
 	$(RIG)/base.sh
 	$(RIG)/work.sh
-	$(RIG)/kernel.sh debug tools/testing/selftests/filesystems/fuse/config
-	KBUILD_EXTRA="CONFIG_FUSE_CLONE_QUEUE_KUNIT_TEST=y" \
+	$(RIG)/kernel.sh debug rig/guest.config
+	KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
 		$(RIG)/modules.sh build/kernel-debug build/modules-debug stock ours
 	$(RIG)/selftests.sh
 
@@ -106,8 +106,9 @@ checkpatch: deps
 series-check: deps
 	$(RIG)/base.sh
 	$(RIG)/work.sh
-	$(RIG)/kernel.sh debug tools/testing/selftests/filesystems/fuse/config
-	$(RIG)/series-check.sh build/kernel-debug
+	$(RIG)/kernel.sh debug rig/guest.config
+	$(RIG)/selftests.sh
+	$(RIG)/series-check.sh build/kernel-debug build/runs/series-patches
 
 # Installing on a real machine (no deps: nothing else is installed for it).
 # make install/uninstall: KDIR (default: the running kernel's build tree),

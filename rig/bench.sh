@@ -18,7 +18,7 @@
 # make bench-manycore sets these for a machine with 16 or more cores.
 . "$(dirname "$0")/lib.sh"
 
-FRAG=$SELFTEST_DIR/config
+FRAG=$TOP/rig/guest.config
 bench_build
 "$TOP/rig/selftests.sh"
 

@@ -5,11 +5,11 @@
 # the verdict.  The last line is "N passed, N failed, N skipped".
 . "$(dirname "$0")/lib.sh"
 
-FRAG=$SELFTEST_DIR/config
+FRAG=$TOP/rig/guest.config
 "$TOP/rig/base.sh"
 "$TOP/rig/work.sh"
 "$TOP/rig/kernel.sh" debug "$FRAG"
-KBUILD_EXTRA="CONFIG_FUSE_CLONE_QUEUE_KUNIT_TEST=y" \
+KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
 	"$TOP/rig/modules.sh" "$B/kernel-debug" "$B/modules-debug" stock ours
 "$TOP/rig/selftests.sh"
 
@@ -32,9 +32,9 @@ rm -rf "$B/runs"
 # and check the reloaded module works.
 guest_run 2node 2node \
 	"module stock" \
-	"run 300 fuse_rig_test" \
+	"run 300 fuse_dev_test" \
 	"module ours" \
-	"run 300 fuse_rig_test" \
+	"run 300 fuse_dev_test" \
 	"run 600 fuse_bind_test" \
 	"run 600 fuse_paths_test" \
 	"run 600 fuse_wc_test" \
@@ -44,7 +44,7 @@ guest_run 2node 2node \
 	"run 300 fuse_stress_test -d 30 -r 10" \
 	"run 300 fuse_kmemleak.sh" \
 	"module ours" \
-	"run 300 fuse_rig_test"
+	"run 300 fuse_dev_test"
 guest_run 1node 1node \
 	"module ours" \
 	"run 600 fuse_bind_test" \
@@ -58,7 +58,7 @@ guest_run 1node 1node \
 # kernel forbids it; the unique ids, the locking and the work-conserving
 # paths run there too (lockdep and atomic-sleep checks, no KASAN).
 "$TOP/rig/kernel.sh" rt "$FRAG" "$TOP/rig/rt.config"
-KBUILD_EXTRA="CONFIG_FUSE_CLONE_QUEUE_KUNIT_TEST=y" \
+KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
 	"$TOP/rig/modules.sh" "$B/kernel-rt" "$B/modules-rt" ours
 FLAVOR=rt guest_run rt 2node \
 	"module ours" \
@@ -81,10 +81,13 @@ guest_run libfuse-1node 1node \
 	"module ours" \
 	"run 600 fuse_libfuse_test.sh ours"
 
-# Host-side checks: each patch builds alone, checkpatch --strict and
-# sparse are clean
+# Host-side checks: each patch of the series on its own (checkpatch
+# --strict, W=1 and sparse, kernel-doc, its own guest tests), checkpatch
+# --strict and sparse on the whole
 mkdir -p "$B/runs/host"
-"$TOP/rig/series-check.sh" "$B/kernel-debug" > "$B/runs/host/series.tap" || true
+"$TOP/rig/series-check.sh" "$B/kernel-debug" "$B/runs/series-patches" \
+	> "$B/runs/host/series.tap" || true
+runs+=("$B/runs/series-patches")
 if "$TOP/rig/checkpatch.sh" > "$B/runs/host/checkpatch.log" 2>&1; then
 	echo "ok 1 checkpatch --strict on the series and fs/fuse/*" > "$B/runs/host/checkpatch.tap"
 else

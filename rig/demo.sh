@@ -8,8 +8,8 @@
 
 "$TOP/rig/base.sh"
 "$TOP/rig/work.sh"
-"$TOP/rig/kernel.sh" debug "$SELFTEST_DIR/config"
-KBUILD_EXTRA="CONFIG_FUSE_CLONE_QUEUE_KUNIT_TEST=y" \
+"$TOP/rig/kernel.sh" debug "$TOP/rig/guest.config"
+KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
 	"$TOP/rig/modules.sh" "$B/kernel-debug" "$B/modules-debug" stock ours
 "$TOP/rig/selftests.sh"
 
@@ -33,7 +33,7 @@ for line in open(sys.argv[1], errors="replace"):
     line = line.rstrip("\r\n")
     m = re.match(r"### RUN \S+ fuse_demo", line)
     if m:
-        cur = {"clones": [], "cq": []}
+        cur = {"clones": [], "dq": []}
         continue
     m = re.match(r"### EXIT (\d+)", line)
     if m and cur is not None:
@@ -45,8 +45,8 @@ for line in open(sys.argv[1], errors="replace"):
     if cur is None or not line.startswith("@"):
         continue
     tag, _, rest = line.partition(" ")
-    if tag == "@cq":
-        cur["cq"].append(rest)
+    if tag == "@dq":
+        cur["dq"].append(rest)
         continue
     kv = dict(f.split("=", 1) for f in rest.split())
     if tag == "@run":
@@ -114,10 +114,10 @@ print()
 print("LOOKUPs served on the CPU that issued them: %s with clone_fd, %s bound."
       % (pct(ts["own_cpu"], ts["lookups"], 0),
          pct(tb["own_cpu"], tb["lookups"], 0)))
-if b["cq"]:
+if b["dq"]:
     print()
-    print("What the kernel counted (ours, fusectl clone_queues):")
-    for l in b["cq"]:
+    print("What the kernel counted (ours, fusectl dev_queues):")
+    for l in b["dq"]:
         print("  " + l)
 for e in bad:
     print("demo: " + e, file=sys.stderr)

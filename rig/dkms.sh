@@ -7,38 +7,25 @@
 #                                  kernel with a build tree)
 # The source tree is build/work's fs/fuse (the series applied, our files
 # in), its uapi fuse.h, a Kbuild that puts that header first and names the
-# base in modinfo, and dkms/dkms.conf.in filled in.  VERSION is
-# FUSE_CQ_VERSION, what the module reports.
+# base in modinfo (with dkms/fuse_version.c), and dkms/dkms.conf.in filled
+# in.  VERSION is FUSE_OOT_VERSION there, what the module reports.
 . "$(dirname "$0")/lib.sh"
 
 name=fuse-clone-queues
-
-cq_version() {
-	sed -n 's/^#define FUSE_CQ_VERSION[[:space:]]*"\(.*\)"$/\1/p' "$TOP/fs/fuse/clone_queue.h"
-}
 
 make_source() {
 	local ver base_rel dst
 	"$TOP/rig/base.sh"
 	"$TOP/rig/work.sh"
-	ver=$(cq_version)
-	[ -n "$ver" ] || die "no FUSE_CQ_VERSION in fs/fuse/clone_queue.h"
+	ver=$(oot_version)
+	[ -n "$ver" ] || die "no FUSE_OOT_VERSION in dkms/fuse_version.c"
 	base_rel=$(make -s -C "$(base_dir)" kernelversion)
 	dst=$B/dkms/$name-$ver
 	rm -rf "$dst"
 	mkdir -p "$dst/include/uapi/linux"
 	cp -L "$B"/work/fs/fuse/* "$dst/"
 	cp "$B/work/include/uapi/linux/fuse.h" "$dst/include/uapi/linux/"
-	# After the include: fs/fuse/Makefile sets ccflags-y with "=".
-	cat > "$dst/Kbuild" <<-EOF
-	# SPDX-License-Identifier: GPL-2.0
-	# fs/fuse of Linux $base_rel with the per-clone input queues series.
-	# The series' uapi fuse.h must win over the kernel's; modinfo and the
-	# load message name the base.
-	NOSTDINC_FLAGS += -I\$(src)/include/uapi
-	include \$(src)/Makefile
-	ccflags-y += -DFUSE_CQ_BASE='"$base_rel"'
-	EOF
+	oot_kbuild "$dst" "$base_rel"
 	sed -e "s/@VERSION@/$ver/g" -e "s/@BASE@/$base_rel/g" \
 		"$TOP/dkms/dkms.conf.in" > "$dst/dkms.conf"
 	log "DKMS source: $dst"
@@ -50,7 +37,7 @@ install_all() {
 	command -v dkms >/dev/null || die "no dkms: apt-get install dkms, or use make install"
 	[ "$(id -u)" = 0 ] || die "make dkms-install needs root"
 	src=$(make_source)
-	ver=$(cq_version)
+	ver=$(oot_version)
 	if [ ${#kvers[@]} = 0 ]; then
 		for k in /lib/modules/6.12*; do
 			[ -d "$k/build" ] && kvers+=("${k##*/}")

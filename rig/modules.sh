@@ -6,7 +6,8 @@
 #   KDIR:   a kernel build tree (a guest kernel, or /lib/modules/*/build)
 #   OUTDIR: gets stock/fuse.ko and ours/fuse.ko
 # Extra kbuild variables can be passed in KBUILD_EXTRA (e.g.
-# CONFIG_FUSE_CLONE_QUEUE_KUNIT_TEST=y for the KUnit build).
+# CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m for the KUnit test module, which lands
+# beside fuse.ko as ours-kunit.ko).
 . "$(dirname "$0")/lib.sh"
 
 kdir=$(realpath "$1") out=$(realpath -m "$2"); shift 2
@@ -23,26 +24,24 @@ check_kdir() {
 	*) die "$kdir is kernel '${rel:-unknown}', not 6.12.y: this patchset is for Linux 6.12 only" ;;
 	esac
 	if grep -q '^CONFIG_FUSE_FS=y' "$kdir/.config" 2>/dev/null; then
-		die "$kdir has FUSE built in (CONFIG_FUSE_FS=y), so no fuse.ko can replace it: apply patches/ to your kernel source instead (git am patches/*.patch, and copy fs/fuse/clone_queue*.[ch] there)"
+		die "$kdir has FUSE built in (CONFIG_FUSE_FS=y), so no fuse.ko can replace it: apply patches/ to your kernel source instead (git am patches/*.patch)"
 	fi
 	grep -q '^CONFIG_FUSE_FS=m' "$kdir/.config" 2>/dev/null ||
 		die "$kdir has no CONFIG_FUSE_FS=m"
 }
 
-# Copy a fs/fuse tree into $1 and build it there.  $2: uapi include dir or "".
+# Copy a fs/fuse tree ($3) into $1 and build it there.  $2: "oot" for our
+# out-of-tree build (the series' uapi header and dkms/fuse_version.c), or
+# "" for stock.
 build_one() {
-	local dst=$1 uapi=$2
+	local dst=$1 kind=$2
 	rm -rf "$dst"
 	mkdir -p "$dst"
 	cp -rL "$3"/. "$dst"/
-	if [ -n "$uapi" ]; then
+	if [ "$kind" = oot ]; then
 		mkdir -p "$dst/include/uapi/linux"
-		cp "$uapi/linux/fuse.h" "$dst/include/uapi/linux/fuse.h"
-		# Our uapi header must win over the one in the kernel tree;
-		# modinfo and the load message name the base of the sources.
-		printf '%s\n' 'NOSTDINC_FLAGS += -I$(src)/include/uapi' \
-			'include $(src)/Makefile' \
-			"ccflags-y += -DFUSE_CQ_BASE='\"$base_rel\"'" > "$dst/Kbuild"
+		cp "$work/include/uapi/linux/fuse.h" "$dst/include/uapi/linux/fuse.h"
+		oot_kbuild "$dst" "$base_rel"
 	fi
 	make -s -C "$kdir" M="$dst" -j"$JOBS" ${KBUILD_EXTRA:-} modules
 	[ -f "$dst/fuse.ko" ] || die "no fuse.ko in $dst"
@@ -58,8 +57,11 @@ for w in $which; do
 		cp "$out/stock.src/fuse.ko" "$out/stock.ko" ;;
 	ours)
 		"$TOP/rig/work.sh"
-		build_one "$out/ours.src" "$work/include/uapi" "$work/fs/fuse"
-		cp "$out/ours.src/fuse.ko" "$out/ours.ko" ;;
+		build_one "$out/ours.src" oot "$work/fs/fuse"
+		cp "$out/ours.src/fuse.ko" "$out/ours.ko"
+		rm -f "$out/ours-kunit.ko"
+		[ ! -f "$out/ours.src/fuse_dev_queue_kunit.ko" ] ||
+			cp "$out/ours.src/fuse_dev_queue_kunit.ko" "$out/ours-kunit.ko" ;;
 	esac
 	log "built $out/$w.ko"
 done

@@ -1,40 +1,132 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Each patch of the series must build on its own: apply patches 1..k to the
-# base for every k and build fuse.ko (with our files where the series
-# compiles them).  Prints one "ok"/"not ok" line per patch.
-# usage: series-check.sh KDIR
+# Each patch of the series on its own: apply patches 1..k to the base for
+# every k, then check that patch: checkpatch --strict; where it changes
+# fs/fuse, fs/fuse builds with W=1 and sparse (C=1) without a warning, and
+# the kernel-doc of our files is complete; where it changes the
+# documentation, the files are valid reStructuredText (rig/rstcheck.py);
+# where it adds the selftests,
+# they build as kselftests do (lib.mk); and its own guest tests
+# (rig/series-tests) run, in one guest boot, on the fuse.ko of patches
+# 1..k.  Prints TAP for the host cases; the guest run is in RUNDIR, for
+# verdict.py.
+# usage: series-check.sh KDIR RUNDIR
 . "$(dirname "$0")/lib.sh"
 
-kdir=$(realpath "$1")
+kdir=$(realpath "$1") rundir=$(realpath -m "$2")
 base=$(base_dir)
 tmp=$B/series-check
+tree=$tmp/tree
+mods=$tmp/mods
+cp=$base/scripts/checkpatch.pl
+kd=$base/scripts/kernel-doc
 rm -rf "$tmp"
-mkdir -p "$tmp"
-(cd "$base" && tar -cf - $WORK_PATHS) | tar -xf - -C "$tmp"
-git -C "$tmp" init -q
-git -C "$tmp" -c user.name=rig -c user.email=rig@localhost add -A
-git -C "$tmp" -c user.name=rig -c user.email=rig@localhost commit -qm base
-k=0 rc=0
+mkdir -p "$tree" "$mods"
+(cd "$base" && tar -cf - $WORK_PATHS) | tar -xf - -C "$tree"
+g() { git -C "$tree" -c user.name=rig -c user.email=rig@localhost "$@"; }
+g init -q
+g add -A
+g commit -qm base
+g tag base
+
+n=0 rc=0
+result() {	# RC DESCRIPTION [LOG]
+	n=$((n + 1))
+	# shellcheck disable=SC2015
+	if [ "$1" = 0 ]; then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2"
+		[ -z "${3:-}" ] || sed 's/^/#   /' "$3" | head -20
+		rc=1
+	fi
+}
+
+# The guest plan of a patch, by its subject
+plan_of() {
+	awk -F '\t' -v s="$1" '$1 == s { print $2 }' "$TOP/rig/series-tests" | tr ';' '\n'
+}
+
+: > "$tmp/plan"
+k=0
 while IFS= read -r p; do
 	case "$p" in ''|'#'*) continue ;; esac
 	k=$((k + 1))
-	git -C "$tmp" -c user.name=rig -c user.email=rig@localhost am -q "$TOP/patches/$p" || die "$p does not apply"
-	m=$tmp/mod
-	rm -rf "$m"
-	cp -r "$tmp/fs/fuse" "$m"
-	cp "$TOP"/fs/fuse/*.[ch] "$m"/
-	mkdir -p "$m/include/uapi/linux"
-	cp "$tmp/include/uapi/linux/fuse.h" "$m/include/uapi/linux/"
-	printf '%s\n' 'NOSTDINC_FLAGS += -I$(src)/include/uapi' 'include $(src)/Makefile' > "$m/Kbuild"
-	if make -s -C "$kdir" M="$m" -j"$JOBS" W=1 CONFIG_FUSE_CLONE_QUEUE_KUNIT_TEST=y modules > "$tmp/build-$k.log" 2>&1 &&
-	   ! grep -q 'warning:' "$tmp/build-$k.log"; then
-		echo "ok $k series: $p builds"
-	else
-		echo "not ok $k series: $p builds"
-		sed 's/^/#   /' "$tmp/build-$k.log" | head -20
-		rc=1
+	g am -q "$TOP/patches/$p" || die "$p does not apply"
+	subject=$(g log -1 --format=%s)
+	changed=$(g diff --name-only HEAD~1 HEAD)
+
+	r=0
+	"$cp" --strict --no-tree --quiet --show-types --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG \
+		"$TOP/patches/$p" > "$tmp/checkpatch-$k.log" 2>&1 || r=1
+	result $r "patch $k: checkpatch --strict: $subject" "$tmp/checkpatch-$k.log"
+
+	if echo "$changed" | grep -q '^fs/fuse/\|^include/'; then
+		m=$tmp/mod-$k
+		rm -rf "$m"
+		cp -r "$tree/fs/fuse" "$m"
+		mkdir -p "$m/include/uapi/linux"
+		cp "$tree/include/uapi/linux/fuse.h" "$m/include/uapi/linux/"
+		printf '%s\n' 'NOSTDINC_FLAGS += -I$(src)/include/uapi' 'include $(src)/Makefile' > "$m/Kbuild"
+		kunit=
+		grep -q FUSE_DEV_QUEUE_KUNIT_TEST "$m/Kconfig" && kunit=CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m
+		if make -s -C "$kdir" M="$m" -j"$JOBS" W=1 C=1 $kunit modules > "$tmp/build-$k.log" 2>&1 &&
+		   ! grep -qE 'warning:|error:' "$tmp/build-$k.log"; then
+			result 0 "patch $k: fs/fuse builds, W=1 and sparse clean"
+			cp "$m/fuse.ko" "$mods/p$k.ko"
+			[ ! -f "$m/fuse_dev_queue_kunit.ko" ] || cp "$m/fuse_dev_queue_kunit.ko" "$mods/p$k-kunit.ko"
+		else
+			result 1 "patch $k: fs/fuse builds, W=1 and sparse clean" "$tmp/build-$k.log"
+		fi
+		own=$(cd "$tree" && ls fs/fuse/dev_queue*.[ch] 2>/dev/null || true)
+		if [ -n "$own" ]; then
+			(cd "$tree" && "$kd" -none -Wall $own) > "$tmp/kdoc-$k.log" 2>&1 || true
+			r=0
+			[ ! -s "$tmp/kdoc-$k.log" ] || r=1
+			result $r "patch $k: kernel-doc -Wall clean on $(echo $own)" "$tmp/kdoc-$k.log"
+		fi
+		if [ -f "$mods/p$k.ko" ]; then
+			pl=$(plan_of "$subject")
+			[ -z "$pl" ] || printf 'module p%s\n%s\n' "$k" "$pl" >> "$tmp/plan"
+		fi
+	fi
+
+	docs=$(echo "$changed" | grep '^Documentation/.*\.rst$' || true)
+	if [ -n "$docs" ]; then
+		r=0
+		(cd "$tree" && /usr/bin/python3 "$TOP/rig/rstcheck.py" $docs) > "$tmp/rst-$k.log" 2>&1 || r=1
+		result $r "patch $k: valid reStructuredText: $(echo $docs)" "$tmp/rst-$k.log"
+	fi
+
+	if echo "$changed" | grep -q '^tools/testing/selftests/filesystems/fuse/'; then
+		out=$tmp/ksft-$k
+		mkdir -p "$out"
+		r=0
+		make -s -C "$tree/tools/testing/selftests/filesystems/fuse" OUTPUT="$out" \
+			KHDR_INCLUDES="-isystem $tree/include/uapi" > "$tmp/ksft-$k.log" 2>&1 || r=1
+		! grep -qE 'warning:|error:' "$tmp/ksft-$k.log" || r=1
+		result $r "patch $k: the selftests build with lib.mk, without warnings" "$tmp/ksft-$k.log"
+		r=0
+		grep -qx 'TARGETS += filesystems/fuse' "$tree/tools/testing/selftests/Makefile" || r=1
+		result $r "patch $k: filesystems/fuse is a kselftest target"
 	fi
 done < "$TOP/patches/series"
-echo "1..$k"
+
+# Our files in the repo are the series' result
+bad=0
+for f in $(g diff --name-only --diff-filter=A base HEAD -- $OWN_PATHS); do
+	cmp -s "$tree/$f" "$TOP/$f" || { echo "# $f differs from the series' result"; bad=1; }
+done
+result $bad "our files in the repo are what the series makes"
+
+# The guest: each patch's tests on its fuse.ko
+if [ -s "$tmp/plan" ]; then
+	rm -rf "$rundir"
+	mkdir -p "$rundir"
+	cp "$tmp/plan" "$rundir/plan"
+	"$TOP/rig/initramfs.sh" "$rundir/initramfs.cpio.gz" "$rundir/plan" "$mods" "$B/tests"
+	"$TOP/rig/guest.sh" "$kdir/arch/x86/boot/bzImage" "$rundir/initramfs.cpio.gz" \
+		"$rundir" 2node "${GUEST_TIMEOUT:-1500}"
+fi
+echo "1..$n"
 exit $rc

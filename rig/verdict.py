@@ -69,6 +69,12 @@ class Verdict:
                          ("insmod" if verb == "MODULE" else "rmmod"),
                          "pass" if rc == "0" else "fail", f"rc={rc}")
                 continue
+            m = re.match(r"### KUNITMOD (\S+) rc=(\d+)", line)
+            if m:
+                self.add(f"{tag}/{m.group(1)}/insmod",
+                         "pass" if m.group(2) == "0" else "fail",
+                         f"rc={m.group(2)}")
+                continue
             if line.startswith("### KTAP"):
                 section = "ktap"
                 continue

@@ -1,10 +1,13 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The git work tree of the series: build/work holds the files the series
-# touches, taken from the untouched base (commit "base"), with patches/
-# applied on top by git am.  Our own files are symlinked in, so that an edit
-# there is an edit of the repo.  Edit and commit in build/work, then run
-# "make patches" to write the series back to patches/.
+# The git work tree of the series: build/work holds the files of the base
+# the series touches (WORK_PATHS), as commit "base", with patches/ applied
+# on top by git am.  Edit and commit there (git commit --fixup and
+# rebase --autosquash for a fix to an earlier patch), then "make patches"
+# writes the series back to patches/ and our own files (the ones the
+# series adds) to the repo, where they live whole.  Our files in the repo
+# must be what the series makes: an edit made to the repo's copy instead
+# is refused here, before anything builds from a tree that differs.
 . "$(dirname "$0")/lib.sh"
 
 base=$(base_dir)
@@ -12,19 +15,27 @@ work=$B/work
 series=$TOP/patches/series
 stamp=$(cd "$TOP/patches" && hash_files series $(cat series))
 
-link_own_files() {
-	local f
-	(cd "$TOP" && git ls-files -co --exclude-standard fs Documentation) 2>/dev/null |
-	while IFS= read -r f; do
-		[ -e "$work/$f" ] && [ ! -L "$work/$f" ] && continue
-		mkdir -p "$work/$(dirname "$f")"
-		ln -sfn "$TOP/$f" "$work/$f"
-		grep -qxF "/$f" "$work/.git/info/exclude" || echo "/$f" >> "$work/.git/info/exclude"
+# Our files in the repo are those the series adds, byte for byte
+check_own_files() {
+	local f bad=0 listed
+	listed=$(own_files "$work")
+	for f in $listed; do
+		if ! cmp -s "$work/$f" "$TOP/$f"; then
+			log "$f: the repo's copy is not what patches/ make"
+			bad=1
+		fi
 	done
+	for f in $(cd "$TOP" && git ls-files -co --exclude-standard $OWN_PATHS); do
+		case " $(echo $listed) " in *" $f "*) ;; *)
+			log "$f: in the repo, but no patch of the series adds it"
+			bad=1 ;;
+		esac
+	done
+	[ $bad = 0 ] || die "edit our files in build/work and run 'make patches' (see README, Working on the series)"
 }
 
 if [ -d "$work/.git" ] && [ "$(cat "$work/.rig-stamp" 2>/dev/null)" = "$stamp" ]; then
-	link_own_files
+	check_own_files
 	exit 0
 fi
 if [ -d "$work/.git" ]; then
@@ -54,4 +65,4 @@ while IFS= read -r p; do
 done < "$series"
 git rev-parse HEAD > .rig-applied
 echo "$stamp" > .rig-stamp
-link_own_files
+check_own_files

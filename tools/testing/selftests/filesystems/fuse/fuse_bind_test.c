@@ -24,12 +24,13 @@
 #include <unistd.h>
 
 #include "fuse_srv.h"
-#include "kselftest_harness.h"
+#include "../../kselftest_harness.h"
 
 #define MAX_LAYOUT	4
+#define MAX_ISSUE_CPUS	4	/* the CPUs the routing matrix issues from */
 #define BURST		40
 
-/* Columns of clone_queues */
+/* Columns of dev_queues */
 #define COL_TOOK_BUSY	9
 #define COL_TOOK_STOLEN	10
 
@@ -115,6 +116,28 @@ static int wait_queued(struct fsrv *srv, unsigned int id, int n)
 	return -ETIMEDOUT;
 }
 
+/*
+ * Work device @id took over from others (0 where the kernel has no
+ * dev_queues file, or does not count it)
+ */
+static int took_over(struct fsrv *srv, int id)
+{
+	long stolen = fsrv_dq_field(srv, id, COL_TOOK_STOLEN);
+	long busy = fsrv_dq_field(srv, id, COL_TOOK_BUSY);
+
+	return (stolen > 0 ? stolen : 0) + (busy > 0 ? busy : 0);
+}
+
+/* ... by the mount fd and the clones fds[1..nr] together */
+static int took_over_all(struct fsrv *srv, int nr)
+{
+	int i, n = 0;
+
+	for (i = 0; i <= nr; i++)
+		n += took_over(srv, i);
+	return n;
+}
+
 /* ------------------------------------------------------------------ */
 
 FIXTURE(route) {
@@ -125,36 +148,64 @@ FIXTURE(route) {
 FIXTURE_VARIANT(route) {
 	int nr;
 	struct binding layout[MAX_LAYOUT];
-	int issue_cpu;
 	bool strict;
 };
 
 #define CPU(c)	{ FUSE_DEV_BIND_CPU, (c), -1 }
 #define NODE(n)	{ FUSE_DEV_BIND_NODE, -1, (n) }
 
-#define LAYOUT(name, cpu, n, ...)					\
-	FIXTURE_VARIANT_ADD(route, name##_from_cpu##cpu) {		\
-		.nr = n, .layout = { __VA_ARGS__ }, .issue_cpu = cpu,	\
-	};								\
-	FIXTURE_VARIANT_ADD(route, name##_strict_from_cpu##cpu) {	\
-		.nr = n, .layout = { __VA_ARGS__ }, .issue_cpu = cpu,	\
-		.strict = true,						\
-	}
-#define LAYOUT_ALL_CPUS(name, n, ...)		\
-	LAYOUT(name, 0, n, __VA_ARGS__);	\
-	LAYOUT(name, 1, n, __VA_ARGS__);	\
-	LAYOUT(name, 2, n, __VA_ARGS__);	\
-	LAYOUT(name, 3, n, __VA_ARGS__)
+FIXTURE_VARIANT_ADD(route, per_cpu) {
+	.nr = 4, .layout = { CPU(0), CPU(1), CPU(2), CPU(3) },
+};
 
-LAYOUT_ALL_CPUS(per_cpu, 4, CPU(0), CPU(1), CPU(2), CPU(3));
-LAYOUT_ALL_CPUS(per_node, 2, NODE(0), NODE(1));
-LAYOUT_ALL_CPUS(cpus_0_1, 2, CPU(0), CPU(1));
-LAYOUT_ALL_CPUS(two_on_cpu0, 2, CPU(0), CPU(0));
-LAYOUT_ALL_CPUS(cpu1_only, 1, CPU(1));
-LAYOUT_ALL_CPUS(cpu0_and_node1, 2, CPU(0), NODE(1));
+FIXTURE_VARIANT_ADD(route, per_cpu_strict) {
+	.nr = 4, .layout = { CPU(0), CPU(1), CPU(2), CPU(3) }, .strict = true,
+};
+
+FIXTURE_VARIANT_ADD(route, per_node) {
+	.nr = 2, .layout = { NODE(0), NODE(1) },
+};
+
+FIXTURE_VARIANT_ADD(route, per_node_strict) {
+	.nr = 2, .layout = { NODE(0), NODE(1) }, .strict = true,
+};
+
+FIXTURE_VARIANT_ADD(route, cpus_0_1) {
+	.nr = 2, .layout = { CPU(0), CPU(1) },
+};
+
+FIXTURE_VARIANT_ADD(route, cpus_0_1_strict) {
+	.nr = 2, .layout = { CPU(0), CPU(1) }, .strict = true,
+};
+
+FIXTURE_VARIANT_ADD(route, two_on_cpu0) {
+	.nr = 2, .layout = { CPU(0), CPU(0) },
+};
+
+FIXTURE_VARIANT_ADD(route, two_on_cpu0_strict) {
+	.nr = 2, .layout = { CPU(0), CPU(0) }, .strict = true,
+};
+
+FIXTURE_VARIANT_ADD(route, cpu1_only) {
+	.nr = 1, .layout = { CPU(1) },
+};
+
+FIXTURE_VARIANT_ADD(route, cpu1_only_strict) {
+	.nr = 1, .layout = { CPU(1) }, .strict = true,
+};
+
+FIXTURE_VARIANT_ADD(route, cpu0_and_node1) {
+	.nr = 2, .layout = { CPU(0), NODE(1) },
+};
+
+FIXTURE_VARIANT_ADD(route, cpu0_and_node1_strict) {
+	.nr = 2, .layout = { CPU(0), NODE(1) }, .strict = true,
+};
 
 FIXTURE_SETUP(route)
 {
+	if (fsrv_bind_missing(variant->strict ? FUSE_DEV_BIND_STRICT : 0))
+		SKIP(return, "%s", fsrv_bind_missing(variant->strict ? FUSE_DEV_BIND_STRICT : 0));
 	snprintf(self->mnt, sizeof(self->mnt), "/tmp/route-%d", getpid());
 	ASSERT_EQ(0, fsrv_mount(&self->srv, self->mnt));
 }
@@ -165,16 +216,87 @@ FIXTURE_TEARDOWN(route)
 	rmdir(self->mnt);
 }
 
+/*
+ * BURST stat() calls from @cpu, through the bound clones fds[1..nr] of
+ * @srv (fds[0], the mount fd, stays unbound): where did they go?
+ */
+static void route_from(struct __test_metadata *_metadata, struct fsrv *srv,
+		       const char *mnt, const struct binding *l, int nr,
+		       bool strict, int cpu)
+{
+	int per_fd[FSRV_MAX_FDS], i, count, total, moved;
+	int kept = 0, strays = 0;
+	bool cand[MAX_LAYOUT];
+	char prefix[16];
+	size_t from;
+
+	TH_LOG("from CPU %d", cpu);
+	ASSERT_EQ(0, pin_to_cpu(cpu));
+	ASSERT_EQ(cpu, sched_getcpu());
+	moved = -took_over_all(srv, nr);
+	pthread_mutex_lock(&srv->lock);
+	from = srv->nlog;
+	pthread_mutex_unlock(&srv->lock);
+	snprintf(prefix, sizeof(prefix), "r%d", cpu);
+	ASSERT_EQ(0, do_stats(mnt, prefix, BURST));
+	count_by_fd(srv, from, per_fd);
+	moved += took_over_all(srv, nr);
+
+	count = model_candidates(l, nr, cpu, cand);
+	/* The unbound mount fd gets nothing routed; it may only take over */
+	if (strict)
+		EXPECT_EQ(0, per_fd[0]);
+	strays = per_fd[0];
+	total = per_fd[0];
+	for (i = 0; i < nr; i++)
+		total += per_fd[i + 1];
+	EXPECT_GE(total, BURST);
+	for (i = 0; i < nr; i++) {
+		int got = per_fd[i + 1];
+
+		TH_LOG("clone %d (flags %u cpu %d node %d): %d requests%s",
+		       i + 1, l[i].flags, l[i].cpu, l[i].node, got,
+		       cand[i] ? " (candidate)" : "");
+		if (!cand[i]) {
+			strays += got;
+			if (strict)
+				EXPECT_EQ(0, got);
+		} else if (strict && count > 1) {
+			/* Strict candidates take turns */
+			EXPECT_GE(got, total / count - 1);
+			EXPECT_LE(got, (total + count - 1) / count + 1);
+		} else {
+			kept += got;
+		}
+	}
+	if (strict) {
+		if (count == 1)
+			EXPECT_EQ(total, kept);
+		return;
+	}
+	/*
+	 * Work-conserving clones: with idle readers a CPU's requests stay on
+	 * its candidates (on the one it used last while that is not busy).
+	 * A reader whose CPU did not run for the steal delay (a virtual CPU
+	 * the host did not schedule) may have one taken by an idle reader,
+	 * which the statistics then count.
+	 */
+	EXPECT_GE(kept, total - 2);
+	EXPECT_EQ(total, kept + strays);
+	EXPECT_LE(strays, moved);
+	if (strays) {
+		char buf[4096];
+
+		if (fsrv_conn_file(srv, "dev_queues", buf, sizeof(buf)) > 0)
+			TH_LOG("%d taken over:\n%s", strays, buf);
+	}
+}
+
 TEST_F(route, requests_go_to_the_bound_clone)
 {
 	const struct binding *l = variant->layout;
-	int per_fd[FSRV_MAX_FDS], i, count, total = 0;
-	int kept = 0, strays = 0, moved = 0;
-	bool cand[MAX_LAYOUT];
-	size_t from;
+	int i, cpu;
 
-	if (variant->issue_cpu >= nr_cpus_online())
-		SKIP(return, "no CPU %d", variant->issue_cpu);
 	for (i = 0; i < variant->nr; i++) {
 		if (l[i].flags == FUSE_DEV_BIND_CPU &&
 		    l[i].cpu >= nr_cpus_online())
@@ -183,8 +305,6 @@ TEST_F(route, requests_go_to_the_bound_clone)
 		    !node_has_cpus(l[i].node))
 			SKIP(return, "node %d has no CPU", l[i].node);
 	}
-
-	/* fds[1..nr] are the bound clones; the mount fd stays unbound */
 	for (i = 0; i < variant->nr; i++) {
 		ASSERT_EQ(i + 1, fsrv_clone(&self->srv));
 		ASSERT_EQ(0, fsrv_bind(&self->srv, i + 1, l[i].flags |
@@ -194,68 +314,9 @@ TEST_F(route, requests_go_to_the_bound_clone)
 			l[i].flags == FUSE_DEV_BIND_CPU ? l[i].cpu : -1;
 	}
 	fsrv_start(&self->srv);
-
-	ASSERT_EQ(0, pin_to_cpu(variant->issue_cpu));
-	ASSERT_EQ(variant->issue_cpu, sched_getcpu());
-	pthread_mutex_lock(&self->srv.lock);
-	from = self->srv.nlog;
-	pthread_mutex_unlock(&self->srv.lock);
-	ASSERT_EQ(0, do_stats(self->mnt, "r", BURST));
-	count_by_fd(&self->srv, from, per_fd);
-
-	count = model_candidates(l, variant->nr, variant->issue_cpu, cand);
-	/* The unbound mount fd gets nothing routed; it may only take over */
-	if (variant->strict)
-		EXPECT_EQ(0, per_fd[0]);
-	strays = per_fd[0];
-	moved = fsrv_cq_field(&self->srv, 0, COL_TOOK_STOLEN);
-	total = per_fd[0];
-	for (i = 0; i < variant->nr; i++)
-		total += per_fd[i + 1];
-	EXPECT_GE(total, BURST);
-	for (i = 0; i < variant->nr; i++) {
-		int got = per_fd[i + 1];
-
-		TH_LOG("clone %d (flags %u cpu %d node %d): %d requests%s",
-		       i + 1, l[i].flags, l[i].cpu, l[i].node, got,
-		       cand[i] ? " (candidate)" : "");
-		if (!cand[i]) {
-			strays += got;
-			/* Taken over by an idle reader, and counted so */
-			moved += fsrv_cq_field(&self->srv, i + 1, COL_TOOK_STOLEN) +
-				 fsrv_cq_field(&self->srv, i + 1, COL_TOOK_BUSY);
-			if (variant->strict)
-				EXPECT_EQ(0, got);
-		} else if (variant->strict && count > 1) {
-			/* Strict candidates take turns */
-			EXPECT_GE(got, total / count - 1);
-			EXPECT_LE(got, (total + count - 1) / count + 1);
-		} else {
-			kept += got;
-		}
-	}
-	if (variant->strict) {
-		if (count == 1)
-			EXPECT_EQ(total, kept);
-		return;
-	}
-	/*
-	 * Work-conserving clones: with idle readers a CPU's requests stay on
-	 * its candidates (on the one it used last while that is not busy).
-	 * A reader whose CPU did not run for the
-	 * steal delay (a virtual CPU the host did not schedule) may have one
-	 * taken by an idle reader, which the statistics then count.
-	 */
-	EXPECT_GE(kept, total - 2);
-	EXPECT_EQ(total, kept + strays);
-	EXPECT_LE(strays, moved);
-	if (strays) {
-		char buf[4096];
-
-		if (fsrv_conn_file(&self->srv, "clone_queues", buf,
-				   sizeof(buf)) > 0)
-			TH_LOG("%d taken over:\n%s", strays, buf);
-	}
+	for (cpu = 0; cpu < nr_cpus_online() && cpu < MAX_ISSUE_CPUS; cpu++)
+		route_from(_metadata, &self->srv, self->mnt, l, variant->nr,
+			   variant->strict, cpu);
 }
 
 /* ------------------------------------------------------------------ */
@@ -267,6 +328,8 @@ FIXTURE(bind) {
 
 FIXTURE_SETUP(bind)
 {
+	if (fsrv_bind_missing(0))
+		SKIP(return, "%s", fsrv_bind_missing(0));
 	snprintf(self->mnt, sizeof(self->mnt), "/tmp/bind-%d", getpid());
 	ASSERT_EQ(0, fsrv_mount(&self->srv, self->mnt));
 }
@@ -365,12 +428,12 @@ TEST_F(bind, bad_input_changes_nothing)
 	};
 
 	ASSERT_EQ(0, fsrv_bind(&self->srv, 0, FUSE_DEV_BIND_CPU, 1, -1));
-	ASSERT_GT(fsrv_conn_file(&self->srv, "clone_queues", before,
+	ASSERT_GT(fsrv_conn_file(&self->srv, "dev_queues", before,
 				 sizeof(before)), 0);
 	errno = 0;
 	EXPECT_EQ(-1, ioctl(fd, FUSE_DEV_IOC_BIND, &wrong_node));
 	EXPECT_EQ(EINVAL, errno);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		errno = 0;
 		EXPECT_EQ(-1, ioctl(fd, FUSE_DEV_IOC_BIND, &bad[i].b))
 			TH_LOG("%s was accepted", bad[i].what);
@@ -385,7 +448,7 @@ TEST_F(bind, bad_input_changes_nothing)
 	ASSERT_EQ(0, get_bind(fd, &b));
 	EXPECT_EQ(FUSE_DEV_BIND_CPU, b.flags);
 	EXPECT_EQ(1, b.cpu);
-	ASSERT_GT(fsrv_conn_file(&self->srv, "clone_queues", after,
+	ASSERT_GT(fsrv_conn_file(&self->srv, "dev_queues", after,
 				 sizeof(after)), 0);
 	EXPECT_STREQ(before, after);
 }
@@ -403,7 +466,7 @@ TEST_F(bind, get_then_bind_round_trips)
 	int a = fsrv_clone(&self->srv), b = fsrv_clone(&self->srv);
 	size_t i;
 
-	for (i = 0; i < sizeof(ways) / sizeof(ways[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(ways); i++) {
 		ASSERT_EQ(0, fsrv_bind(&self->srv, a, ways[i].flags,
 				       ways[i].cpu, ways[i].node));
 		ASSERT_EQ(0, get_bind(self->srv.fds[a], &got));
@@ -432,13 +495,13 @@ TEST_F(bind, features_say_what_binds)
 	close(fd);
 }
 
-/* The routing-map rebuilds so far, from the shared line of clone_queues */
-static long rebuilds(struct fsrv *srv)
+/* The routing-map rebuilds so far, from the shared line of dev_queues */
+static long map_rebuilds(struct fsrv *srv)
 {
 	char buf[4096];
 	long n;
 
-	if (fsrv_conn_file(srv, "clone_queues", buf, sizeof(buf)) <= 0)
+	if (fsrv_conn_file(srv, "dev_queues", buf, sizeof(buf)) <= 0)
 		return -1;
 	if (sscanf(strstr(buf, "\nshared") ?: "",
 		   "\nshared %*s %*s %*s %*u %*s rebuilds %ld", &n) != 1)
@@ -452,18 +515,18 @@ TEST_F(bind, bind_that_changes_nothing_rebuilds_nothing)
 	long n;
 
 	ASSERT_EQ(0, fsrv_bind(&self->srv, a, FUSE_DEV_BIND_CPU, 0, -1));
-	n = rebuilds(&self->srv);
+	n = map_rebuilds(&self->srv);
 	ASSERT_GE(n, 1);
 	ASSERT_EQ(0, fsrv_bind(&self->srv, a, FUSE_DEV_BIND_CPU, 0, -1));
 	ASSERT_EQ(0, fsrv_bind(&self->srv, a, FUSE_DEV_BIND_CPU, 0,
 			       cpu_node(0)));
-	EXPECT_EQ(n, rebuilds(&self->srv));
+	EXPECT_EQ(n, map_rebuilds(&self->srv));
 	/* An unbound fd unbinding: nothing either */
 	ASSERT_EQ(0, fsrv_bind(&self->srv, 0, 0, -1, -1));
-	EXPECT_EQ(n, rebuilds(&self->srv));
+	EXPECT_EQ(n, map_rebuilds(&self->srv));
 	ASSERT_EQ(0, fsrv_bind(&self->srv, a, FUSE_DEV_BIND_CPU |
 			       FUSE_DEV_BIND_STRICT, 0, -1));
-	EXPECT_EQ(n + 1, rebuilds(&self->srv));
+	EXPECT_EQ(n + 1, map_rebuilds(&self->srv));
 }
 
 TEST_F(bind, unattached_fd_is_eperm)
@@ -655,7 +718,7 @@ TEST_F(bind, stats_count_local_requests)
 	fsrv_start(&self->srv);
 	ASSERT_EQ(0, pin_to_cpu(0));
 	ASSERT_EQ(0, do_stats(self->mnt, "s", 10));
-	ASSERT_GT(fsrv_conn_file(&self->srv, "clone_queues", buf,
+	ASSERT_GT(fsrv_conn_file(&self->srv, "dev_queues", buf,
 				 sizeof(buf)), 0);
 	TH_LOG("%s", buf);
 	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {

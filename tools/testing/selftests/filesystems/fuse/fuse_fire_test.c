@@ -24,15 +24,10 @@
 #include <unistd.h>
 
 #include "fuse_srv.h"
-#include "kselftest_harness.h"
+#include "../../kselftest_harness.h"
 
 /* Wait up to 5 s for @cond */
-#define WAIT_FOR(cond) ({					\
-	int __t;						\
-	for (__t = 0; __t < 1000 && !(cond); __t++)		\
-		usleep(5000);					\
-	(cond);							\
-})
+#define WAIT_FOR(cond) FSRV_WAIT(cond, 5000)
 
 #define MAX_CPUS	16
 
@@ -140,6 +135,9 @@ FIXTURE_SETUP(fire)
 		.max_background = 1,
 	};
 
+	/* Strict binding: where requests are read is exactly where they go */
+	if (fsrv_bind_missing(FUSE_DEV_BIND_STRICT))
+		SKIP(return, "%s", fsrv_bind_missing(FUSE_DEV_BIND_STRICT));
 	snprintf(self->mnt, sizeof(self->mnt), "/tmp/fire-%d", getpid());
 	ASSERT_EQ(0, fsrv_mount_opts(&self->srv, self->mnt, &opts));
 	self->ncpu = bind_every_cpu(&self->srv, self->clone);
@@ -200,11 +198,15 @@ struct bg_work {
 	char what[160];
 };
 
-#define BG_FAIL(w, fmt, ...) do {					\
-	snprintf((w)->what, sizeof((w)->what), fmt, ##__VA_ARGS__);	\
-	(w)->err = errno ? errno : -1;					\
-	return NULL;							\
-} while (0)
+/* Record why @w failed (errno at the time), for the test to report */
+static void *bg_fail(struct bg_work *w, const char *what, long long arg)
+{
+	int err = errno;
+
+	snprintf(w->what, sizeof(w->what), "%s %lld", what, arg);
+	w->err = err ? err : -1;
+	return NULL;
+}
 
 /* Readahead, then writeback through fsync(), then the async releases */
 static void *bg_worker(void *p)
@@ -218,31 +220,31 @@ static void *bg_worker(void *p)
 	errno = 0;
 	w->tid = gettid();
 	if (pin_to_cpu(w->cpu))
-		BG_FAIL(w, "pin");
+		return bg_fail(w, "pin", w->cpu);
 	snprintf(path, sizeof(path), "%s/big-ra-%d", w->mnt, w->cpu);
 	fd = open(path, O_RDONLY);
 	if (fd < 0)
-		BG_FAIL(w, "open %s", path);
+		return bg_fail(w, path, 0);
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
 		for (i = 0; i < n; i++)
 			if (buf[i] != 'a' + (off + i) % 26)
-				BG_FAIL(w, "bad byte at %lld", (long long)off + i);
+				return bg_fail(w, "bad byte at", off + i);
 		off += n;
 	}
 	if (n < 0 || off != 1024 * 1024)
-		BG_FAIL(w, "read %lld bytes", (long long)off);
+		return bg_fail(w, "read after bytes", off);
 	close(fd);
 
 	snprintf(path, sizeof(path), "%s/big-wb-%d", w->mnt, w->cpu);
 	fd = open(path, O_WRONLY);
 	if (fd < 0)
-		BG_FAIL(w, "open %s", path);
+		return bg_fail(w, path, 0);
 	memset(buf, 'x', sizeof(buf));
 	for (i = 0; i < 64; i++)
 		if (pwrite(fd, buf, sizeof(buf), i * sizeof(buf)) != sizeof(buf))
-			BG_FAIL(w, "pwrite");
+			return bg_fail(w, "pwrite", 0);
 	if (fsync(fd))
-		BG_FAIL(w, "fsync");
+		return bg_fail(w, "fsync", 0);
 	close(fd);
 	w->err = 0;
 	return NULL;
@@ -411,6 +413,8 @@ TEST(daemon_death_ends_requests_queued_on_every_clone)
 	int pfd[2], msg[2], ncpu, cpu, status;
 	pid_t pid;
 
+	if (fsrv_bind_missing(0))
+		SKIP(return, "%s", fsrv_bind_missing(0));
 	snprintf(mnt, sizeof(mnt), "/tmp/death-%d", getpid());
 	ASSERT_EQ(0, pipe(pfd));
 	pid = fork();
@@ -484,6 +488,8 @@ TEST(unprivileged_user_namespace_binds_its_clones)
 	char *line, *save;
 	pid_t pid;
 
+	if (fsrv_bind_missing(0))
+		SKIP(return, "%s", fsrv_bind_missing(0));
 	snprintf(mnt, sizeof(mnt), "/tmp/userns-%d", getpid());
 	ASSERT_EQ(0, mkdir(mnt, 0755));
 	ASSERT_EQ(0, chown(mnt, 1000, 1000));
@@ -560,7 +566,7 @@ TEST(unprivileged_user_namespace_binds_its_clones)
 	if (read(pfd[0], &conn, sizeof(conn)) == sizeof(conn)) {
 		/* The init namespace's fusectl shows the two bound clones */
 		view.conn = conn;
-		ASSERT_GT(fsrv_conn_file(&view, "clone_queues", buf,
+		ASSERT_GT(fsrv_conn_file(&view, "dev_queues", buf,
 					 sizeof(buf)), 0);
 		for (line = strtok_r(buf, "\n", &save); line;
 		     line = strtok_r(NULL, "\n", &save)) {
@@ -571,7 +577,7 @@ TEST(unprivileged_user_namespace_binds_its_clones)
 			    !strcmp(bind, "cpu"))
 				lines++;
 		}
-		EXPECT_EQ(2, lines) TH_LOG("clone_queues:\n%s", buf);
+		EXPECT_EQ(2, lines) TH_LOG("dev_queues:\n%s", buf);
 	}
 	close(gate[1]);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -592,12 +598,15 @@ TEST(connections_stay_apart)
 	uint32_t src;
 	int fd, ca, cb;
 
+	if (fsrv_bind_missing(0))
+		SKIP(return, "%s", fsrv_bind_missing(0));
+
 	ASSERT_EQ(0, fsrv_mount(&a, "/tmp/apart-a"));
 	ASSERT_EQ(0, fsrv_mount(&b, "/tmp/apart-b"));
 	ca = fsrv_clone(&a);
 	cb = fsrv_clone(&b);
 	ASSERT_EQ(0, fsrv_bind(&b, cb, FUSE_DEV_BIND_CPU, 1, -1));
-	ASSERT_GT(fsrv_conn_file(&b, "clone_queues", before, sizeof(before)), 0);
+	ASSERT_GT(fsrv_conn_file(&b, "dev_queues", before, sizeof(before)), 0);
 	/* A clone of a cannot become a clone of b */
 	src = b.fds[0];
 	EXPECT_EQ(-1, ioctl(a.fds[ca], FUSE_DEV_IOC_CLONE, &src));
@@ -606,7 +615,7 @@ TEST(connections_stay_apart)
 	EXPECT_EQ(0, fsrv_bind(&a, ca, FUSE_DEV_BIND_CPU, 1, -1));
 	EXPECT_EQ(0, fsrv_bind(&a, 0, FUSE_DEV_BIND_NODE, -1, 0));
 	EXPECT_EQ(0, fsrv_bind(&a, ca, 0, -1, -1));
-	ASSERT_GT(fsrv_conn_file(&b, "clone_queues", after, sizeof(after)), 0);
+	ASSERT_GT(fsrv_conn_file(&b, "dev_queues", after, sizeof(after)), 0);
 	EXPECT_STREQ(before, after);
 	/* An fd of no connection binds nothing */
 	fd = open("/dev/fuse", O_RDWR);

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "fuse_srv.h"
-#include "kselftest_harness.h"
+#include "../../kselftest_harness.h"
 
 #define CG	"/sys/fs/cgroup"
 #define FAIL	"/sys/kernel/debug/failslab"
@@ -48,7 +48,7 @@ static long read_long(const char *path)
 }
 
 /* A /proc/meminfo field, in KiB */
-static long meminfo(const char *field)
+static long read_meminfo(const char *field)
 {
 	char line[128];
 	size_t len = strlen(field);
@@ -129,7 +129,7 @@ static int failslab(bool on)
 	make_it_fail = open("/proc/thread-self/make-it-fail", O_WRONLY);
 	if (make_it_fail < 0)
 		return -errno;
-	for (i = 0; i < sizeof(setup) / sizeof(setup[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(setup); i++) {
 		err = fsrv_write_file(setup[i][0], setup[i][1]);
 		if (err) {
 			printf("# %s: %s\n", setup[i][0], strerror(-err));
@@ -147,6 +147,8 @@ FIXTURE(mem) {
 
 FIXTURE_SETUP(mem)
 {
+	if (fsrv_bind_missing(0))
+		SKIP(return, "%s", fsrv_bind_missing(0));
 	snprintf(self->mnt, sizeof(self->mnt), "/tmp/mem-%d", getpid());
 	ASSERT_EQ(0, fsrv_mount(&self->srv, self->mnt));
 }
@@ -180,18 +182,18 @@ TEST_F_TIMEOUT(mem, churn_leaves_memory_where_it_was, 600)
 	for (i = 0; i < 10000; i++)
 		ASSERT_EQ(0, churn(&self->srv, i, ncpu));
 	cg0 = read_long(path);
-	slab0 = meminfo("SUnreclaim");
+	slab0 = read_meminfo("SUnreclaim");
 	for (i = 0; i < 100000; i++)
 		ASSERT_EQ(0, churn(&self->srv, i, ncpu));
 	cg1 = read_long(path);
-	slab1 = meminfo("SUnreclaim");
+	slab1 = read_meminfo("SUnreclaim");
 	TH_LOG("100000 rounds: memcg %ld -> %ld bytes, unreclaimable slab %ld -> %ld KiB",
 	       cg0, cg1, slab0, slab1);
 	ASSERT_GT(cg0, 0);
 	/* Charges move in per-CPU batches; a leak of a few bytes a round shows */
 	EXPECT_LT(labs(cg1 - cg0), 1024 * 1024);
 	EXPECT_LT(labs(slab1 - slab0), 4096);
-	EXPECT_EQ(0, fsrv_cq_field(&self->srv, keep, 4));
+	EXPECT_EQ(0, fsrv_dq_field(&self->srv, keep, 4));
 	snprintf(path, sizeof(path), "%s", cg);
 	fsrv_write_file(CG "/cgroup.procs", pid);
 	rmdir(path);
@@ -237,7 +239,7 @@ TEST_F(mem, failed_first_bind_leaves_nothing)
 
 	if (access(FAIL, F_OK))
 		SKIP(return, "no failslab");
-	ASSERT_GT(fsrv_conn_file(&self->srv, "clone_queues", before,
+	ASSERT_GT(fsrv_conn_file(&self->srv, "dev_queues", before,
 				 sizeof(before)), 0);
 	ASSERT_EQ(0, failslab(true));
 	err = fsrv_bind(&self->srv, a, FUSE_DEV_BIND_CPU, 0, -1);
@@ -245,7 +247,7 @@ TEST_F(mem, failed_first_bind_leaves_nothing)
 	EXPECT_EQ(-ENOMEM, err);
 	ASSERT_EQ(0, ioctl(self->srv.fds[a], FUSE_DEV_IOC_GET_BIND, &got));
 	EXPECT_EQ(0, got.flags);
-	ASSERT_GT(fsrv_conn_file(&self->srv, "clone_queues", after,
+	ASSERT_GT(fsrv_conn_file(&self->srv, "dev_queues", after,
 				 sizeof(after)), 0);
 	EXPECT_STREQ(before, after);
 

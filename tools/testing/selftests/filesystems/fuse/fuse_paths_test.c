@@ -25,19 +25,13 @@
 #include <unistd.h>
 
 #include "fuse_srv.h"
-#include "kselftest_harness.h"
-
-#ifndef FUSE_UNIQUE_RESEND
-#define FUSE_UNIQUE_RESEND (1ULL << 63)
-#endif
+#include "../../kselftest_harness.h"
 
 /* Wait up to 5 s for @cond */
-#define WAIT_FOR(cond) ({					\
-	int __t;						\
-	for (__t = 0; __t < 1000 && !(cond); __t++)		\
-		usleep(5000);					\
-	(cond);							\
-})
+#define WAIT_FOR(cond) FSRV_WAIT(cond, 5000)
+
+/* Columns of dev_queues */
+#define COL_GAVE_INTR	14
 
 static int count_op(struct fsrv *srv, uint32_t opcode, int fd_idx)
 {
@@ -95,6 +89,8 @@ FIXTURE_SETUP(paths)
 
 	sigaction(SIGUSR1, &sa, NULL);	/* no SA_RESTART */
 	nheld = 0;
+	if (fsrv_bind_missing(0))
+		SKIP(return, "%s", fsrv_bind_missing(0));
 	snprintf(self->mnt, sizeof(self->mnt), "/tmp/paths-%d", getpid());
 	ASSERT_EQ(0, fsrv_mount(&self->srv, self->mnt));
 	self->srv.hook = hold_hook;
@@ -113,6 +109,7 @@ FIXTURE_TEARDOWN(paths)
 TEST_F(paths, interrupt_goes_to_the_reading_clone)
 {
 	struct fsrv_job j;
+	long elsewhere;
 
 	fsrv_start(&self->srv);
 	fsrv_job_stat(&j, self->mnt, "hold-intr", 0);
@@ -122,8 +119,17 @@ TEST_F(paths, interrupt_goes_to_the_reading_clone)
 	/* A signal to the requester: the kernel sends FUSE_INTERRUPT */
 	ASSERT_EQ(0, pthread_kill(j.thr, SIGUSR1));
 	ASSERT_TRUE(WAIT_FOR(count_op(&self->srv, FUSE_INTERRUPT, -1) >= 1));
-	EXPECT_EQ(count_op(&self->srv, FUSE_INTERRUPT, -1),
-		  count_op(&self->srv, FUSE_INTERRUPT, self->a));
+	/*
+	 * On the clone that read the request, unless the interrupt came
+	 * while its reader was still in the handler that holds the request:
+	 * then an idle reader may take it (work-conserving routing), which
+	 * the statistics count.
+	 */
+	elsewhere = count_op(&self->srv, FUSE_INTERRUPT, -1) -
+		    count_op(&self->srv, FUSE_INTERRUPT, self->a);
+	if (elsewhere)
+		EXPECT_GE(fsrv_dq_field(&self->srv, self->a, COL_GAVE_INTR),
+			  elsewhere);
 	/* The daemon answers the interrupted request on its clone */
 	EXPECT_EQ(0, fsrv_reply(self->srv.fds[self->a], held[0].unique,
 				-EINTR, NULL, 0));
@@ -239,9 +245,8 @@ TEST_F(paths, abort_ends_requests_queued_on_every_clone)
 	ASSERT_TRUE(WAIT_FOR(fsrv_queued_on(&self->srv, self->a) == 1 &&
 			     fsrv_queued_on(&self->srv, self->b) == 1));
 	ASSERT_EQ(0, fsrv_conn_write(&self->srv, "abort", "1"));
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 2; i++)
 		EXPECT_EQ(ECONNABORTED, fsrv_job_wait(&j[i]));
-	}
 }
 
 TEST_F(paths, killed_requester_leaves_its_clone_queue)
@@ -308,13 +313,13 @@ static bool routed_to(struct fsrv *srv, int cpu, const char *prefix, int want)
 	return true;
 }
 
-/* The routing-map rebuilds so far, from the shared line of clone_queues */
-static long rebuilds(struct fsrv *srv)
+/* The routing-map rebuilds so far, from the shared line of dev_queues */
+static long map_rebuilds(struct fsrv *srv)
 {
 	char buf[4096], *p;
 	long n;
 
-	if (fsrv_conn_file(srv, "clone_queues", buf, sizeof(buf)) <= 0)
+	if (fsrv_conn_file(srv, "dev_queues", buf, sizeof(buf)) <= 0)
 		return -1;
 	p = strstr(buf, "\nshared");
 	if (!p || sscanf(p, "\nshared %*s %*s %*s %*u %*s rebuilds %ld",
@@ -356,9 +361,9 @@ TEST_F(paths, cpu_hotplug_keeps_routing_exact)
 		EXPECT_TRUE(routed_to(&self->srv, cpu, prefix, cpu + 1));
 	}
 	/* A CPU coming online rebuilds the map: its node may be another */
-	n = rebuilds(&self->srv);
+	n = map_rebuilds(&self->srv);
 	ASSERT_EQ(0, set_online(last, true));
-	EXPECT_TRUE(WAIT_FOR(rebuilds(&self->srv) > n));
+	EXPECT_TRUE(WAIT_FOR(map_rebuilds(&self->srv) > n));
 	EXPECT_TRUE(routed_to(&self->srv, last, "after", last + 1));
 }
 
@@ -371,6 +376,8 @@ FIXTURE(own) {
 
 FIXTURE_SETUP(own)
 {
+	if (fsrv_bind_missing(0))
+		SKIP(return, "%s", fsrv_bind_missing(0));
 	snprintf(self->mnt, sizeof(self->mnt), "/tmp/own-%d", getpid());
 	ASSERT_EQ(0, fsrv_mount(&self->srv, self->mnt));
 }
@@ -642,7 +649,7 @@ TEST_F_TIMEOUT(own, resend_races_close_and_sigkill, 300)
 struct load {
 	struct fsrv *srv;
 	int cpu;
-	volatile bool *stop;
+	bool *stop;
 	int n;
 };
 
@@ -653,7 +660,7 @@ static void *load_loop(void *p)
 	struct stat st;
 
 	pin_to_cpu(l->cpu);
-	while (!*l->stop) {
+	while (!__atomic_load_n(l->stop, __ATOMIC_RELAXED)) {
 		snprintf(path, sizeof(path), "%s/load-%d-%d", l->srv->mnt,
 			 l->cpu, l->n++);
 		stat(path, &st);
@@ -666,7 +673,7 @@ TEST_F_TIMEOUT(own, queued_before_first_bind_do_not_starve, 120)
 	int ncpu = nr_cpus_online(), cpu, i, c[FSRV_MAX_FDS];
 	struct load l[4 * FSRV_MAX_FDS];
 	pthread_t thr[4 * FSRV_MAX_FDS];
-	volatile bool stop = false;
+	bool stop = false;
 	struct fsrv_job early[8];
 	char name[32];
 	int nload = 0;
@@ -700,12 +707,12 @@ TEST_F_TIMEOUT(own, queued_before_first_bind_do_not_starve, 120)
 		snprintf(name, sizeof(name), "early-%d", i);
 		EXPECT_EQ(1, fsrv_find_name(&self->srv, name, NULL));
 	}
-	stop = true;
+	__atomic_store_n(&stop, true, __ATOMIC_RELAXED);
 	for (i = 0; i < nload; i++)
 		pthread_join(thr[i], NULL);
 	for (i = 0; i < 8; i++)
 		fsrv_job_wait(&early[i]);
-	EXPECT_EQ(0, fsrv_cq_field(&self->srv, 0, 4));
+	EXPECT_EQ(0, fsrv_dq_field(&self->srv, 0, 4));
 }
 
 TEST_HARNESS_MAIN

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A small raw /dev/fuse server for the FUSE clone-queue selftests.
+ * A small raw /dev/fuse server for the FUSE per-device input queue selftests.
  *
  * The file system: the root directory holds any name you look up; names
  * starting with "noent" do not exist, names starting with "dir" are
@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "fuse_srv.h"
+#include "../../kselftest.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -272,7 +273,7 @@ void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 		pthread_mutex_unlock(&srv->lock);
 		break;
 	default:
-		fsrv_reply(fd, in->unique, -ENOSYS, NULL, 0);
+		fsrv_reply(fd, in->unique, -EOPNOTSUPP, NULL, 0);
 	}
 }
 
@@ -470,6 +471,48 @@ int fsrv_bind(struct fsrv *srv, int idx, uint32_t flags, int cpu, int node)
 	return 0;
 }
 
+/*
+ * The FUSE_DEV_BIND_* flags the kernel knows, or -errno: -ENOTTY from a
+ * kernel without per-device input queues.
+ */
+int fsrv_bind_features(void)
+{
+	uint32_t flags;
+	int fd, err = 0;
+
+	fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, FUSE_DEV_IOC_BIND_FEATURES, &flags))
+		err = -errno;
+	close(fd);
+	return err ? err : (int)flags;
+}
+
+const char *fsrv_bind_missing(uint32_t need)
+{
+	static char why[80];
+	int feat = fsrv_bind_features();
+
+	if (feat < 0)
+		snprintf(why, sizeof(why), "no FUSE_DEV_IOC_BIND (%s)",
+			 strerror(-feat));
+	else if ((feat & need) != need)
+		snprintf(why, sizeof(why), "FUSE_DEV_IOC_BIND lacks %#x",
+			 need & ~(uint32_t)feat);
+	else
+		return NULL;
+	return why;
+}
+
+double fsrv_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 int fsrv_start_reader(struct fsrv *srv, int idx, int cpu)
 {
 	struct reader_arg *ra = malloc(sizeof(*ra));
@@ -478,7 +521,7 @@ int fsrv_start_reader(struct fsrv *srv, int idx, int cpu)
 	ra->idx = idx;
 	ra->cpu = cpu;
 	srv->reader_cpu[idx] = cpu;
-	if (srv->nthr == (int)(sizeof(srv->thr) / sizeof(srv->thr[0])) ||
+	if (srv->nthr == (int)ARRAY_SIZE(srv->thr) ||
 	    pthread_create(&srv->thr[srv->nthr], NULL, reader, ra)) {
 		free(ra);
 		return -1;
@@ -607,13 +650,13 @@ int fsrv_conn_write(struct fsrv *srv, const char *file, const char *val)
 	return fsrv_write_file(path, val);
 }
 
-/* The "queued" column of device @id in fusectl's clone_queues, or -1 */
+/* The "queued" column of device @id in fusectl's dev_queues, or -1 */
 int fsrv_queued_on(struct fsrv *srv, unsigned int id)
 {
 	char buf[4096], *line, *save;
 	unsigned int dev, queued;
 
-	if (fsrv_conn_file(srv, "clone_queues", buf, sizeof(buf)) < 0)
+	if (fsrv_conn_file(srv, "dev_queues", buf, sizeof(buf)) < 0)
 		return -1;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save))
@@ -623,13 +666,13 @@ int fsrv_queued_on(struct fsrv *srv, unsigned int id)
 	return -1;
 }
 
-long fsrv_cq_field(struct fsrv *srv, unsigned int id, int col)
+long fsrv_dq_field(struct fsrv *srv, unsigned int id, int col)
 {
 	char buf[8192], *line, *save, *tok, *tsave;
 	long v = -1;
 	int i;
 
-	if (fsrv_conn_file(srv, "clone_queues", buf, sizeof(buf)) < 0)
+	if (fsrv_conn_file(srv, "dev_queues", buf, sizeof(buf)) < 0)
 		return -1;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -639,8 +682,8 @@ long fsrv_cq_field(struct fsrv *srv, unsigned int id, int col)
 			continue;
 		for (i = 0; tok && i < col; i++)
 			tok = strtok_r(NULL, " ", &tsave);
-		if (tok)
-			v = atol(tok);
+		/* A kernel without work-conserving routing counts no moves */
+		v = tok ? atol(tok) : 0;
 		break;
 	}
 	return v;
@@ -658,8 +701,8 @@ int fsrv_wait_child(struct fsrv *srv, pid_t pid, int ms, int *status)
 		usleep(1000);
 	}
 	printf("# child %d stuck for %d ms\n", pid, ms);
-	if (fsrv_conn_file(srv, "clone_queues", buf, sizeof(buf)) > 0)
-		printf("# clone_queues:\n%s", buf);
+	if (fsrv_conn_file(srv, "dev_queues", buf, sizeof(buf)) > 0)
+		printf("# dev_queues:\n%s", buf);
 	if (fsrv_conn_file(srv, "waiting", buf, sizeof(buf)) > 0)
 		printf("# waiting: %s", buf);
 	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
@@ -681,7 +724,7 @@ long fsrv_shared_queued(struct fsrv *srv)
 	char buf[8192], *p;
 	long n;
 
-	if (fsrv_conn_file(srv, "clone_queues", buf, sizeof(buf)) < 0)
+	if (fsrv_conn_file(srv, "dev_queues", buf, sizeof(buf)) < 0)
 		return -1;
 	p = strstr(buf, "\nshared ");
 	if (!p || sscanf(p, "\nshared %*s %*s %*s %ld", &n) != 1)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A small raw /dev/fuse server for the FUSE clone-queue selftests: no
+ * A small raw /dev/fuse server for the FUSE per-device input queue selftests: no
  * libfuse, one reader thread per fd, and a log of which fd read each
  * request on which CPU.
  */
@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #define FSRV_MAX_FDS	64
@@ -72,6 +73,31 @@ int fsrv_clone(struct fsrv *srv);
 /* A clone of the mount fd into srv->fds[idx], replacing nothing: 0 or -errno */
 int fsrv_clone_at(struct fsrv *srv, int idx);
 int fsrv_bind(struct fsrv *srv, int idx, uint32_t flags, int cpu, int node);
+int fsrv_bind_features(void);
+
+/*
+ * Why a test that binds cannot run here, or NULL: a kernel without
+ * FUSE_DEV_IOC_BIND, or whose FUSE_DEV_IOC_BIND_FEATURES lacks @need
+ * (FUSE_DEV_BIND_STRICT: work-conserving routing, which strict binding
+ * opts out of).
+ */
+const char *fsrv_bind_missing(uint32_t need);
+
+double fsrv_now_ms(void);
+
+/* Wait up to @ms milliseconds for @cond, evaluated every millisecond */
+#define FSRV_WAIT(cond, ms) ({						\
+	double __end = fsrv_now_ms() + (ms);				\
+	bool __ok;							\
+									\
+	for (;;) {							\
+		__ok = (cond);						\
+		if (__ok || fsrv_now_ms() >= __end)			\
+			break;						\
+		usleep(1000);						\
+	}								\
+	__ok;								\
+})
 int fsrv_start_reader(struct fsrv *srv, int idx, int cpu);
 /* Wait until @n readers run their loop and have had time to block */
 int fsrv_wait_readers(struct fsrv *srv, int n, int timeout_ms);
@@ -92,8 +118,11 @@ int fsrv_conn_write(struct fsrv *srv, const char *file, const char *val);
 int fsrv_write_file(const char *path, const char *val);
 int fsrv_wait_waiting(struct fsrv *srv, int n, int timeout_ms);
 int fsrv_queued_on(struct fsrv *srv, unsigned int id);
-/* Column @col (0: dev) of device @id's line in clone_queues, or -1 */
-long fsrv_cq_field(struct fsrv *srv, unsigned int id, int col);
+/*
+ * Column @col (0: dev) of device @id's line in dev_queues: -1 without the
+ * file or the line, 0 where the line has no such column
+ */
+long fsrv_dq_field(struct fsrv *srv, unsigned int id, int col);
 /*
  * Reap child @pid within @ms; if it is stuck, print the connection's
  * queues and the child's kernel stack, and return -ETIMEDOUT

@@ -34,31 +34,15 @@
 #include <unistd.h>
 
 #include "fuse_srv.h"
-#include "kselftest_harness.h"
+#include "../../kselftest_harness.h"
 
-/* Columns of clone_queues */
+/* Columns of dev_queues */
 #define COL_TOOK_BUSY	9
 #define COL_TOOK_STOLEN	10
 #define COL_TOOK_INTR	11
 #define COL_GAVE_BUSY	12
 #define COL_GAVE_STOLEN	13
 #define COL_GAVE_INTR	14
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-/* Wait up to @ms for @cond */
-#define WAIT_MS(cond, ms) ({					\
-	double __end = now_ms() + (ms);				\
-	while (!(cond) && now_ms() < __end)			\
-		usleep(1000);					\
-	(cond);							\
-})
 
 static void on_usr1(int sig)
 {
@@ -248,6 +232,9 @@ FIXTURE_SETUP(wc)
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	int cpu, c;
 
+	/* A kernel that knows strict binding routes work-conservingly */
+	if (fsrv_bind_missing(FUSE_DEV_BIND_STRICT))
+		SKIP(return, "%s", fsrv_bind_missing(FUSE_DEV_BIND_STRICT));
 	sigaction(SIGUSR1, &sa, NULL);	/* no SA_RESTART */
 	pthread_mutex_lock(&hs.lock);
 	memset(&hs.release, 0, sizeof(hs) - offsetof(typeof(hs), release));
@@ -288,20 +275,20 @@ FIXTURE_TEARDOWN(wc)
 TEST_F_TIMEOUT(wc, nested_request_from_the_handlers_cpu, 60)
 {
 	struct fsrv_job j;
-	double t0 = now_ms();
+	double t0 = fsrv_now_ms();
 
 	fsrv_job_stat(&j, self->mnt, "outer-1", 1);
 	/* Served by another reader, at once; not after the handler gives up */
-	ASSERT_TRUE(WAIT_MS(fsrv_job_done(&j), 1000))
+	ASSERT_TRUE(FSRV_WAIT(fsrv_job_done(&j), 1000))
 		TH_LOG("the nested request was not served within 1 s");
 	EXPECT_EQ(0, fsrv_job_wait(&j));
 	ASSERT_GT(hs.nested_fd, 0);
 	TH_LOG("outer stat: %.1f ms, inner read by fd %d (CPU %d)",
-	       now_ms() - t0, hs.nested_fd, self->cpu_of[hs.nested_fd]);
+	       fsrv_now_ms() - t0, hs.nested_fd, self->cpu_of[hs.nested_fd]);
 	EXPECT_EQ(0, hs.nested_err);
 	EXPECT_NE(self->clone_of[1], hs.nested_fd);
 	EXPECT_EQ(cpu_node(1), cpu_node(self->cpu_of[hs.nested_fd]));
-	EXPECT_GE(fsrv_cq_field(&self->srv, self->clone_of[1], COL_GAVE_BUSY),
+	EXPECT_GE(fsrv_dq_field(&self->srv, self->clone_of[1], COL_GAVE_BUSY),
 		  1);
 }
 
@@ -323,7 +310,7 @@ TEST_F_TIMEOUT(wc, writeback_from_notify_inval_inode, 60)
 
 	/* A handler on CPU 1 invalidates them: the kernel writes them back */
 	fsrv_job_stat(&j, self->mnt, "inval-1", 1);
-	ASSERT_TRUE(WAIT_MS(fsrv_job_done(&j), 5000))
+	ASSERT_TRUE(FSRV_WAIT(fsrv_job_done(&j), 5000))
 		TH_LOG("the writeback the invalidation needs was not served");
 	EXPECT_EQ(0, fsrv_job_wait(&j));
 	EXPECT_EQ(0, hs.notify_err);
@@ -348,7 +335,7 @@ static void *lock_waiter(void *p)
 }
 
 static void lock_interrupted(struct __test_metadata *_metadata,
-			     FIXTURE_DATA(wc) *self, int eagain)
+			     struct _test_data_wc *self, int eagain)
 {
 	char path[128];
 	pthread_t thr;
@@ -360,18 +347,18 @@ static void lock_interrupted(struct __test_metadata *_metadata,
 	snprintf(path, sizeof(path), "%s/lockfile", self->mnt);
 	ASSERT_EQ(0, pthread_create(&thr, NULL, lock_waiter, path));
 	/* The reader of CPU 1's clone holds the SETLKW in its handler */
-	ASSERT_TRUE(WAIT_MS(__atomic_load_n(&hs.held_fd, __ATOMIC_ACQUIRE) >= 0,
-			    5000));
+	ASSERT_TRUE(FSRV_WAIT(__atomic_load_n(&hs.held_fd, __ATOMIC_ACQUIRE) >= 0,
+			      5000));
 	holder = hs.held_fd;
 	EXPECT_EQ(self->clone_of[1], holder);
 	usleep(50000);
-	t0 = now_ms();
+	t0 = fsrv_now_ms();
 	ASSERT_EQ(0, pthread_kill(thr, SIGUSR1));
 	/* Ctrl-C reaches the daemon, though the holder's reader is busy */
-	EXPECT_TRUE(WAIT_MS(__atomic_load_n(&hs.intr_seen, __ATOMIC_ACQUIRE),
-			    1000))
+	EXPECT_TRUE(FSRV_WAIT(__atomic_load_n(&hs.intr_seen, __ATOMIC_ACQUIRE),
+			      1000))
 		TH_LOG("no FUSE_INTERRUPT within 1 s (%d read)", hs.nintr);
-	TH_LOG("interrupt seen after %.1f ms, %d read", now_ms() - t0,
+	TH_LOG("interrupt seen after %.1f ms, %d read", fsrv_now_ms() - t0,
 	       hs.nintr);
 	ASSERT_EQ(0, pthread_join(thr, &ret));
 	EXPECT_EQ(EINTR, (long)ret);
@@ -382,7 +369,7 @@ static void lock_interrupted(struct __test_metadata *_metadata,
 	EXPECT_EQ(eagain, hs.neagain);
 	for (i = 0; i < hs.neagain; i++)
 		EXPECT_EQ(0, hs.eagain_err[i]);
-	EXPECT_GE(fsrv_cq_field(&self->srv, holder, COL_GAVE_INTR), 1 + eagain);
+	EXPECT_GE(fsrv_dq_field(&self->srv, holder, COL_GAVE_INTR), 1 + eagain);
 }
 
 TEST_F_TIMEOUT(wc, interrupt_of_a_blocked_lock_reaches_the_daemon, 60)
@@ -405,24 +392,24 @@ TEST_F_TIMEOUT(wc, slow_request_does_not_hold_up_its_cpu, 60)
 	double t0, t1, took, longest = 0;
 
 	fsrv_job_stat(&slow, self->mnt, "slow-1", 1);
-	ASSERT_TRUE(WAIT_MS(__atomic_load_n(&hs.held_fd, __ATOMIC_ACQUIRE) >= 0,
-			    5000));
+	ASSERT_TRUE(FSRV_WAIT(__atomic_load_n(&hs.held_fd, __ATOMIC_ACQUIRE) >= 0,
+			      5000));
 	ASSERT_EQ(self->clone_of[1], hs.held_fd);
 
 	/* 100 requests from the same CPU while its reader is held */
 	ASSERT_EQ(0, pin_to_cpu(1));
-	t0 = now_ms();
+	t0 = fsrv_now_ms();
 	for (i = 0; i < 100; i++) {
 		snprintf(name, sizeof(name), "hol-%d", i);
 		snprintf(path, sizeof(path), "%s/%s", self->mnt, name);
-		t1 = now_ms();
+		t1 = fsrv_now_ms();
 		ASSERT_EQ(0, stat(path, &st));
-		if (now_ms() - t1 > longest)
-			longest = now_ms() - t1;
+		if (fsrv_now_ms() - t1 > longest)
+			longest = fsrv_now_ms() - t1;
 		ASSERT_EQ(1, fsrv_find_name(&self->srv, name, &fd_idx));
 		per_fd[fd_idx]++;
 	}
-	took = now_ms() - t0;
+	took = fsrv_now_ms() - t0;
 	TH_LOG("100 requests from CPU 1 in %.0f ms (longest %.1f ms) while its reader is held",
 	       took, longest);
 	/*
@@ -443,7 +430,7 @@ TEST_F_TIMEOUT(wc, slow_request_does_not_hold_up_its_cpu, 60)
 		EXPECT_EQ(100, node_sib);
 	release_all();
 	EXPECT_EQ(0, fsrv_job_wait(&slow));
-	EXPECT_GE(fsrv_cq_field(&self->srv, self->clone_of[1], COL_GAVE_BUSY),
+	EXPECT_GE(fsrv_dq_field(&self->srv, self->clone_of[1], COL_GAVE_BUSY),
 		  100);
 }
 
@@ -452,19 +439,19 @@ TEST_F_TIMEOUT(wc, slow_request_does_not_hold_up_its_cpu, 60)
  * CPU 1's; returns that clone's fd index, or -1
  */
 static int served_elsewhere(struct __test_metadata *_metadata,
-			    FIXTURE_DATA(wc) *self, const char *name,
+			    struct _test_data_wc *self, const char *name,
 			    const char *why)
 {
 	struct fsrv_job j;
-	double t0 = now_ms();
+	double t0 = fsrv_now_ms();
 	int fd_idx = -1;
 
 	fsrv_job_stat(&j, self->mnt, name, 1);
-	EXPECT_TRUE(WAIT_MS(fsrv_job_done(&j), 1000))
+	EXPECT_TRUE(FSRV_WAIT(fsrv_job_done(&j), 1000))
 		TH_LOG("%s", why);
 	EXPECT_EQ(0, fsrv_job_wait(&j));
 	TH_LOG("%s taken by another reader after %.1f ms", name,
-	       now_ms() - t0);
+	       fsrv_now_ms() - t0);
 	EXPECT_EQ(1, fsrv_find_name(&self->srv, name, &fd_idx));
 	EXPECT_NE(self->clone_of[1], fd_idx);
 	return fd_idx;
@@ -481,9 +468,9 @@ TEST_F_TIMEOUT(wc, reader_that_does_not_come_back, 60)
 	fd_idx = served_elsewhere(_metadata, self, "after-1",
 				  "waited for the reader that went away");
 	ASSERT_GE(fd_idx, 0);
-	EXPECT_GE(fsrv_cq_field(&self->srv, self->clone_of[1],
+	EXPECT_GE(fsrv_dq_field(&self->srv, self->clone_of[1],
 				COL_GAVE_STOLEN), 1);
-	EXPECT_GE(fsrv_cq_field(&self->srv, fd_idx, COL_TOOK_STOLEN), 1);
+	EXPECT_GE(fsrv_dq_field(&self->srv, fd_idx, COL_TOOK_STOLEN), 1);
 }
 
 /*
@@ -516,8 +503,8 @@ TEST_F_TIMEOUT(wc, unbound_readers_keep_listening_for_help, 60)
 		usleep(100000);
 	}
 	fsrv_job_stat(&slow, self->mnt, "slow-1", 1);
-	ASSERT_TRUE(WAIT_MS(__atomic_load_n(&hs.held_fd, __ATOMIC_ACQUIRE) >= 0,
-			    5000));
+	ASSERT_TRUE(FSRV_WAIT(__atomic_load_n(&hs.held_fd, __ATOMIC_ACQUIRE) >= 0,
+			      5000));
 	ASSERT_EQ(self->clone_of[1], hs.held_fd);
 
 	served_elsewhere(_metadata, self, "after-1",
@@ -530,7 +517,7 @@ TEST_F_TIMEOUT(wc, unbound_readers_keep_listening_for_help, 60)
 TEST_F_TIMEOUT(wc, resent_request_of_a_held_reader, 60)
 {
 	struct fsrv_job j;
-	double t0 = now_ms();
+	double t0 = fsrv_now_ms();
 	int fd_idx = -1;
 
 	/*
@@ -539,18 +526,18 @@ TEST_F_TIMEOUT(wc, resent_request_of_a_held_reader, 60)
 	 * and must not wait there for the handler.
 	 */
 	fsrv_job_stat(&j, self->mnt, "resend-1", 1);
-	ASSERT_TRUE(WAIT_MS(fsrv_job_done(&j), 1000))
+	ASSERT_TRUE(FSRV_WAIT(fsrv_job_done(&j), 1000))
 		TH_LOG("the resent request waited for its held reader");
 	EXPECT_EQ(0, fsrv_job_wait(&j));
-	TH_LOG("answered after %.1f ms", now_ms() - t0);
+	TH_LOG("answered after %.1f ms", fsrv_now_ms() - t0);
 	EXPECT_EQ(0, hs.resend_err);
 	EXPECT_EQ(self->clone_of[1], hs.held_fd);
 	/* Read twice: by the held reader, then by another one */
 	EXPECT_EQ(2, fsrv_find_name(&self->srv, "resend-1", &fd_idx));
 	EXPECT_NE(self->clone_of[1], fd_idx);
-	EXPECT_GE(fsrv_cq_field(&self->srv, self->clone_of[1],
+	EXPECT_GE(fsrv_dq_field(&self->srv, self->clone_of[1],
 				COL_GAVE_STOLEN) +
-		  fsrv_cq_field(&self->srv, self->clone_of[1],
+		  fsrv_dq_field(&self->srv, self->clone_of[1],
 				COL_GAVE_BUSY), 1);
 }
 
@@ -578,7 +565,7 @@ static void *stat_loop(void *p)
 
 /* Every CPU runs a stat() loop at once: the share read on its CPU, in % */
 static double local_share(struct __test_metadata *_metadata,
-			  FIXTURE_DATA(wc) *self, int n)
+			  struct _test_data_wc *self, int n)
 {
 	struct loop_arg a[FSRV_MAX_FDS];
 	pthread_t thr[FSRV_MAX_FDS];

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * FUSE: per-clone input queues and CPU-aware, work-conserving routing.
+ * FUSE: per-device input queues and CPU-aware, work-conserving routing.
  *
  * Every /dev/fuse device has an input queue of its own, used once the
  * device is bound with FUSE_DEV_IOC_BIND.  While any device of a
@@ -16,7 +16,7 @@
  * queue whose reader does not come back is taken by an idle reader.
  * Devices bound with FUSE_DEV_BIND_STRICT keep exact placement.
  *
- * Locking: fuse_cq_conn.mutex serializes everything that changes bindings
+ * Locking: fuse_devqs.mutex serializes everything that changes bindings
  * or the routing map, and every path that holds two input-queue locks at
  * once (moving requests between queues), so two queue locks are never
  * taken in opposite orders.  Each queue's iq.lock protects what is queued
@@ -25,8 +25,9 @@
  * work from other queues hold one queue lock at a time.
  */
 
-#include "fuse_i.h"
+#include "dev_queue_i.h"
 
+#include <kunit/visibility.h>
 #include <linux/bits.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
@@ -34,7 +35,7 @@
 #include <linux/fs.h>
 #include <linux/jiffies.h>
 #include <linux/log2.h>
-#include <linux/module.h>
+#include <linux/export.h>
 #include <linux/nodemask.h>
 #include <linux/percpu.h>
 #include <linux/poll.h>
@@ -47,17 +48,6 @@
 #include <linux/workqueue.h>
 
 /*
- * Out-of-tree builds pass the kernel release their fs/fuse sources came
- * from; in a kernel tree the sources are the kernel's own.
- */
-#ifndef FUSE_CQ_BASE
-#define FUSE_CQ_BASE "in-tree"
-#endif
-
-MODULE_VERSION(FUSE_CQ_VERSION);
-MODULE_INFO(base, FUSE_CQ_BASE);
-
-/*
  * How long work may wait on a queue whose readers neither sleep in read()
  * nor hold a request (a reader that answered and has not come back) before
  * an idle reader takes it.  A reader that answered is back in read() within
@@ -65,18 +55,15 @@ MODULE_INFO(base, FUSE_CQ_BASE);
  * off to do something else, or whose CPU is taken by other work.  Busy
  * readers need no delay: their work goes to idle readers at once.
  */
-#define FUSE_CQ_STEAL_DELAY_MS	10
+#define FUSE_DEVQ_STEAL_DELAY_MS	10
 
 /* Map nodes that cannot be represented in a span */
-#define FUSE_CQ_NO_NODE		U16_MAX
+#define FUSE_DEVQ_NO_NODE		U16_MAX
 
-static unsigned long fuse_cq_steal_delay;
-
-/* What fuse_cq_may_steal() reads for queues without a connection (KUnit) */
-static unsigned long fuse_cq_no_help;
+static unsigned long fuse_devq_steal_delay;
 
 /* A reader of @q sleeps in read(), or its poll loop is about to wait */
-static bool fuse_cq_idle(struct fuse_cq_queue *q)
+static bool fuse_devq_idle(struct fuse_devq *q)
 {
 	return atomic_read(&q->waiters) || READ_ONCE(q->poll_idle);
 }
@@ -86,15 +73,15 @@ static bool fuse_cq_idle(struct fuse_cq_queue *q)
  * request it has not answered.  A reader that answered and has not called
  * read() again yet is on its way back, not busy.
  */
-static bool fuse_cq_busy(struct fuse_cq_queue *q)
+static bool fuse_devq_busy(struct fuse_devq *q)
 {
-	return !fuse_cq_idle(q) && READ_ONCE(q->in_handler);
+	return !fuse_devq_idle(q) && READ_ONCE(q->in_handler);
 }
 
 /* ---- the routing map ---- */
 
-static int fuse_cq_topo_node(const struct fuse_cq_topo *topo,
-			     unsigned int cpu)
+static int fuse_devq_topo_node(const struct fuse_devq_topo *topo,
+			       unsigned int cpu)
 {
 	int nd;
 
@@ -104,17 +91,17 @@ static int fuse_cq_topo_node(const struct fuse_cq_topo *topo,
 	return nd >= 0 && nd < topo->nr_nodes ? nd : NUMA_NO_NODE;
 }
 
-static int fuse_cq_queue_node(const struct fuse_cq_topo *topo,
-			      const struct fuse_cq_queue *q)
+static int fuse_devq_queue_node(const struct fuse_devq_topo *topo,
+				const struct fuse_devq *q)
 {
 	if (q->bind_flags & FUSE_DEV_BIND_CPU)
-		return fuse_cq_topo_node(topo, q->cpu);
+		return fuse_devq_topo_node(topo, q->cpu);
 	if (q->node >= 0 && q->node < topo->nr_nodes)
 		return q->node;
 	return NUMA_NO_NODE;
 }
 
-static int fuse_cq_distance(const struct fuse_cq_map *map, int a, int b)
+static int fuse_devq_distance(const struct fuse_devq_map *map, int a, int b)
 {
 	if (map->distance)
 		return map->distance[a * map->nr_nodes + b];
@@ -122,7 +109,7 @@ static int fuse_cq_distance(const struct fuse_cq_map *map, int a, int b)
 }
 
 /**
- * fuse_cq_map_alloc - allocate a routing map
+ * fuse_devq_map_alloc - allocate a routing map
  * @topo: the CPUs and nodes it is for
  * @capacity: bound queues it must have room for
  * @lock: the lock its writers hold (the shared queue's)
@@ -130,15 +117,15 @@ static int fuse_cq_distance(const struct fuse_cq_map *map, int a, int b)
  *
  * Return: the map, with no queue in it, or NULL.
  */
-struct fuse_cq_map *fuse_cq_map_alloc(const struct fuse_cq_topo *topo,
-				      unsigned int capacity, spinlock_t *lock,
-				      unsigned int __percpu *cursor)
+VISIBLE_IF_KUNIT struct fuse_devq_map *fuse_devq_map_alloc(const struct fuse_devq_topo *topo,
+							   unsigned int capacity, spinlock_t *lock,
+							   unsigned int __percpu *cursor)
 {
 	size_t size, slots, node_start;
-	struct fuse_cq_map *map;
+	struct fuse_devq_map *map;
 
-	if (!topo->nr_nodes || topo->nr_nodes >= FUSE_CQ_NO_NODE ||
-	    capacity > FUSE_CQ_MAX_QUEUES)
+	if (!topo->nr_nodes || topo->nr_nodes >= FUSE_DEVQ_NO_NODE ||
+	    capacity > FUSE_DEVQ_MAX_QUEUES)
 		return NULL;
 	slots = struct_size(map, span, topo->nr_cpus);
 	node_start = size_add(slots, size_mul(3 * capacity, sizeof(void *)));
@@ -158,31 +145,33 @@ struct fuse_cq_map *fuse_cq_map_alloc(const struct fuse_cq_topo *topo,
 	map->nearest = (void *)(map->node_start + topo->nr_nodes + 1);
 	return map;
 }
+EXPORT_SYMBOL_IF_KUNIT(fuse_devq_map_alloc);
 
 /**
- * fuse_cq_map_free - free a routing map now
+ * fuse_devq_map_free - free a routing map now
  * @map: the map, or NULL; its cursor belongs to the caller
  */
-void fuse_cq_map_free(struct fuse_cq_map *map)
+VISIBLE_IF_KUNIT void fuse_devq_map_free(struct fuse_devq_map *map)
 {
 	kvfree(map);
 }
+EXPORT_SYMBOL_IF_KUNIT(fuse_devq_map_free);
 
 /*
  * The node with bound queues nearest to @node (which has none); among
  * several as near, the first after @node in numbering order, so that
  * nodes without queues spread over their equally near neighbours.
  */
-static int fuse_cq_nearest(const struct fuse_cq_map *map, int node)
+static int fuse_devq_nearest(const struct fuse_devq_map *map, int node)
 {
-	int m, best = -1, bestd = INT_MAX, d;
+	int m, best = NUMA_NO_NODE, bestd = INT_MAX, d;
 	unsigned int k;
 
 	for (k = 1; k < map->nr_nodes; k++) {
 		m = (node + k) % map->nr_nodes;
 		if (map->node_start[m + 1] == map->node_start[m])
 			continue;
-		d = fuse_cq_distance(map, node, m);
+		d = fuse_devq_distance(map, node, m);
 		if (d < bestd) {
 			best = m;
 			bestd = d;
@@ -192,7 +181,7 @@ static int fuse_cq_nearest(const struct fuse_cq_map *map, int node)
 }
 
 /**
- * fuse_cq_map_fill - compute the candidates of every CPU
+ * fuse_devq_map_fill - compute the candidates of every CPU
  * @map: the map; its first @map->nr_queues slots hold the bound queues,
  *	in the order they are to be preferred
  * @topo: the CPUs and nodes
@@ -205,14 +194,15 @@ static int fuse_cq_nearest(const struct fuse_cq_map *map, int node)
  * allocating.  Called with @map->seq write-locked, or on a map no sender
  * can see yet.
  */
-void fuse_cq_map_fill(struct fuse_cq_map *map, const struct fuse_cq_topo *topo)
+VISIBLE_IF_KUNIT void fuse_devq_map_fill(struct fuse_devq_map *map,
+					 const struct fuse_devq_topo *topo)
 {
 	unsigned int n = map->nr_queues, pos = n, i, cpu, node;
-	struct fuse_cq_queue **slots = map->slots;
+	struct fuse_devq **slots = map->slots;
 	int nd;
 
 	for (i = 0; i < n; i++)
-		WRITE_ONCE(slots[i]->home, fuse_cq_queue_node(topo, slots[i]));
+		WRITE_ONCE(slots[i]->home, fuse_devq_queue_node(topo, slots[i]));
 
 	/* Per node, the queues bound to it or to a CPU on it */
 	for (node = 0; node < map->nr_nodes; node++) {
@@ -223,7 +213,7 @@ void fuse_cq_map_fill(struct fuse_cq_map *map, const struct fuse_cq_topo *topo)
 	}
 	map->node_start[map->nr_nodes] = pos;
 	for (node = 0; node < map->nr_nodes; node++)
-		map->nearest[node] = fuse_cq_nearest(map, node);
+		map->nearest[node] = fuse_devq_nearest(map, node);
 
 	/* Per CPU, the queues bound to it: a counting sort by CPU */
 	memset(map->span, 0, map->nr_cpus * sizeof(*map->span));
@@ -237,7 +227,7 @@ void fuse_cq_map_fill(struct fuse_cq_map *map, const struct fuse_cq_topo *topo)
 		map->span[cpu].count = 0;
 	}
 	for (i = 0; i < n; i++) {
-		struct fuse_cq_span *s;
+		struct fuse_devq_span *s;
 
 		if (!(slots[i]->bind_flags & FUSE_DEV_BIND_CPU) ||
 		    slots[i]->cpu < 0 || slots[i]->cpu >= map->nr_cpus)
@@ -247,20 +237,20 @@ void fuse_cq_map_fill(struct fuse_cq_map *map, const struct fuse_cq_topo *topo)
 	}
 
 	for (cpu = 0; cpu < map->nr_cpus; cpu++) {
-		struct fuse_cq_span *s = &map->span[cpu];
+		struct fuse_devq_span *s = &map->span[cpu];
 
-		nd = fuse_cq_topo_node(topo, cpu);
-		s->node = nd >= 0 ? nd : FUSE_CQ_NO_NODE;
+		nd = fuse_devq_topo_node(topo, cpu);
+		s->node = nd >= 0 ? nd : FUSE_DEVQ_NO_NODE;
 		if (!n)
 			continue;
 		if (s->count) {
-			s->level = FUSE_CQ_LOCAL_CPU;
+			s->level = FUSE_DEVQ_LOCAL_CPU;
 			continue;
 		}
 		if (nd >= 0 && map->node_start[nd + 1] == map->node_start[nd])
 			nd = map->nearest[nd];
 		else if (nd >= 0)
-			s->level = FUSE_CQ_LOCAL_NODE;
+			s->level = FUSE_DEVQ_LOCAL_NODE;
 		if (nd >= 0) {
 			s->start = map->node_start[nd];
 			s->count = map->node_start[nd + 1] - map->node_start[nd];
@@ -268,10 +258,11 @@ void fuse_cq_map_fill(struct fuse_cq_map *map, const struct fuse_cq_topo *topo)
 			s->start = 0;
 			s->count = n;
 		}
-		if (s->level != FUSE_CQ_LOCAL_NODE)
-			s->level = FUSE_CQ_REMOTE;
+		if (s->level != FUSE_DEVQ_LOCAL_NODE)
+			s->level = FUSE_DEVQ_REMOTE;
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(fuse_devq_map_fill);
 
 /*
  * A non-strict bound queue other than @except whose reader is free: an
@@ -280,13 +271,13 @@ void fuse_cq_map_fill(struct fuse_cq_map *map, const struct fuse_cq_topo *topo)
  * on its way back there.  Safe without the map's sequence count (used
  * from the timer): a torn view only makes a worse choice.
  */
-static struct fuse_cq_queue *fuse_cq_find_idle(struct fuse_cq_map *map,
-					       int node,
-					       struct fuse_cq_queue *except,
-					       bool back)
+static struct fuse_devq *fuse_devq_find_idle(struct fuse_devq_map *map,
+					     int node,
+					     struct fuse_devq *except,
+					     bool back)
 {
 	unsigned int i, n = min(READ_ONCE(map->nr_queues), map->capacity);
-	struct fuse_cq_queue *c, *best = NULL;
+	struct fuse_devq *c, *best = NULL;
 	long d, bestd = LONG_MAX;
 	int home;
 
@@ -294,9 +285,9 @@ static struct fuse_cq_queue *fuse_cq_find_idle(struct fuse_cq_map *map,
 		c = READ_ONCE(map->slots[i]);
 		if (!c || c == except || READ_ONCE(c->strict))
 			continue;
-		if (fuse_cq_idle(c))
+		if (fuse_devq_idle(c))
 			d = 0;
-		else if (back && !fuse_cq_busy(c))
+		else if (back && !fuse_devq_busy(c))
 			d = 1;
 		else
 			continue;
@@ -307,7 +298,7 @@ static struct fuse_cq_queue *fuse_cq_find_idle(struct fuse_cq_map *map,
 		if (home != node)
 			d += 2 + 2L * (node >= 0 && node < map->nr_nodes &&
 				       home >= 0 && home < map->nr_nodes ?
-				       fuse_cq_distance(map, node, home) : 255);
+				       fuse_devq_distance(map, node, home) : 255);
 		if (d < bestd) {
 			best = c;
 			bestd = d;
@@ -316,15 +307,11 @@ static struct fuse_cq_queue *fuse_cq_find_idle(struct fuse_cq_map *map,
 	return best;
 }
 
-static __always_inline struct fuse_cq_queue *
-__fuse_cq_choose(struct fuse_cq_map *map, unsigned int cpu,
-		 struct fuse_cq_choice *ch);
-
-/**
- * fuse_cq_map_choose - the queue a request from @cpu goes to
+/*
+ * fuse_devq_choose - the queue a request from @cpu goes to
  * @map: the routing map, read under its sequence count
  * @cpu: the CPU the request was issued on
- * @ch: gets what was decided
+ * @ch: cleared by the caller; gets what was decided
  *
  * Among the CPU's candidates, the one this CPU used last, while it is not
  * busy (a reader that just answered is about to read again, with a warm
@@ -336,23 +323,12 @@ __fuse_cq_choose(struct fuse_cq_map *map, unsigned int cpu,
  *
  * Return: the queue, or NULL while nothing is bound.
  */
-struct fuse_cq_queue *fuse_cq_map_choose(struct fuse_cq_map *map,
-					 unsigned int cpu,
-					 struct fuse_cq_choice *ch)
+static __always_inline struct fuse_devq *
+fuse_devq_choose(struct fuse_devq_map *map, unsigned int cpu,
+		 struct fuse_devq_choice *ch)
 {
-	ch->routed = NULL;
-	ch->busy = false;
-	ch->spilled = false;
-	return __fuse_cq_choose(map, cpu, ch);
-}
-
-/* The choice of fuse_cq_map_choose(), for a @ch already cleared */
-static __always_inline struct fuse_cq_queue *
-__fuse_cq_choose(struct fuse_cq_map *map, unsigned int cpu,
-		 struct fuse_cq_choice *ch)
-{
-	struct fuse_cq_queue **cand, *q, *c;
-	struct fuse_cq_span s;
+	struct fuse_devq **cand, *q, *c;
+	struct fuse_devq_span s;
 	unsigned int i = 0, j, k;
 
 	if (unlikely(cpu >= map->nr_cpus))
@@ -373,13 +349,13 @@ __fuse_cq_choose(struct fuse_cq_map *map, unsigned int cpu,
 			this_cpu_write(*map->cursor, i + 1 < s.count ? i + 1 : 0);
 		return q;
 	}
-	if (!fuse_cq_busy(q))
+	if (!fuse_devq_busy(q))
 		return q;
 
 	for (k = 1; k < s.count; k++) {
 		j = i + k < s.count ? i + k : i + k - s.count;
 		c = cand[j];
-		if (!READ_ONCE(c->strict) && fuse_cq_idle(c)) {
+		if (!READ_ONCE(c->strict) && fuse_devq_idle(c)) {
 			this_cpu_write(*map->cursor, j);
 			return c;
 		}
@@ -387,12 +363,12 @@ __fuse_cq_choose(struct fuse_cq_map *map, unsigned int cpu,
 	for (k = 1; k < s.count; k++) {
 		j = i + k < s.count ? i + k : i + k - s.count;
 		c = cand[j];
-		if (!READ_ONCE(c->strict) && !fuse_cq_busy(c)) {
+		if (!READ_ONCE(c->strict) && !fuse_devq_busy(c)) {
 			this_cpu_write(*map->cursor, j);
 			return c;
 		}
 	}
-	c = fuse_cq_find_idle(map, s.node == FUSE_CQ_NO_NODE ?
+	c = fuse_devq_find_idle(map, s.node == FUSE_DEVQ_NO_NODE ?
 			      NUMA_NO_NODE : s.node, q, true);
 	if (c) {
 		ch->spilled = true;
@@ -402,18 +378,32 @@ __fuse_cq_choose(struct fuse_cq_map *map, unsigned int cpu,
 	return q;
 }
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/* fuse_devq_choose() for the KUnit tests, with @ch cleared first */
+struct fuse_devq *fuse_devq_map_choose(struct fuse_devq_map *map,
+				       unsigned int cpu,
+				       struct fuse_devq_choice *ch)
+{
+	ch->routed = NULL;
+	ch->busy = false;
+	ch->spilled = false;
+	return fuse_devq_choose(map, cpu, ch);
+}
+EXPORT_SYMBOL_IF_KUNIT(fuse_devq_map_choose);
+#endif
+
 /**
- * fuse_cq_map_has - is @q among the candidates of @cpu?
+ * fuse_devq_map_has - is @q among the candidates of @cpu?
  * @map: the map
  * @cpu: the CPU
  * @q: the queue
  *
  * Return: true if requests from @cpu may stay on @q.
  */
-bool fuse_cq_map_has(struct fuse_cq_map *map, unsigned int cpu,
-		     struct fuse_cq_queue *q)
+VISIBLE_IF_KUNIT bool fuse_devq_map_has(struct fuse_devq_map *map, unsigned int cpu,
+					struct fuse_devq *q)
 {
-	struct fuse_cq_span s;
+	struct fuse_devq_span s;
 	unsigned int i;
 
 	if (cpu >= map->nr_cpus)
@@ -424,66 +414,68 @@ bool fuse_cq_map_has(struct fuse_cq_map *map, unsigned int cpu,
 			return true;
 	return false;
 }
+EXPORT_SYMBOL_IF_KUNIT(fuse_devq_map_has);
 
 /* ---- queues and their connection ---- */
 
-static void fuse_cq_timer_fn(struct timer_list *t);
+static void fuse_devq_timer_fn(struct timer_list *t);
 
 /**
- * fuse_cq_queue_init - initialize a device queue
+ * fuse_devq_queue_init - initialize a device queue
  * @q: the queue, zeroed
  * @fc: its connection (NULL in KUnit tests)
  * @index: its number in the connection
  */
-void fuse_cq_queue_init(struct fuse_cq_queue *q, struct fuse_conn *fc,
-			unsigned int index)
+VISIBLE_IF_KUNIT void fuse_devq_queue_init(struct fuse_devq *q, struct fuse_conn *fc,
+					   unsigned int index)
 {
-	fuse_iqueue_init(&q->iq, &fuse_dev_fiq_ops, NULL);
-	q->iq.clone = true;
+	fuse_iqueue_init(&q->iq, &fuse_devq_fiq_ops, NULL);
 	q->fc = fc;
-	q->help = fc ? &fc->cq.help : &fuse_cq_no_help;
 	q->index = index;
-	q->id_base = FUSE_CQ_UNIQUE_BIT | ((u64)index << FUSE_CQ_INDEX_SHIFT);
+	q->id_base = FUSE_DEVQ_UNIQUE_BIT | ((u64)index << FUSE_DEVQ_INDEX_SHIFT);
 	q->cpu = -1;
 	q->node = NUMA_NO_NODE;
 	q->home = NUMA_NO_NODE;
 	INIT_LIST_HEAD(&q->entry);
-	timer_setup(&q->timer, fuse_cq_timer_fn, 0);
+	timer_setup(&q->timer, fuse_devq_timer_fn, 0);
 }
+EXPORT_SYMBOL_IF_KUNIT(fuse_devq_queue_init);
 
 /**
- * fuse_cq_conn_init - initialize the clone-queue state of a connection
- * @cq: the state, zeroed
+ * fuse_devqs_init - initialize the device-queue state of a connection
+ * @devqs: the state, zeroed
  */
-void fuse_cq_conn_init(struct fuse_cq_conn *cq)
+void fuse_devqs_init(struct fuse_devqs *devqs)
 {
-	mutex_init(&cq->mutex);
-	INIT_LIST_HEAD(&cq->queues);
+	mutex_init(&devqs->mutex);
+	INIT_LIST_HEAD(&devqs->queues);
 }
+EXPORT_SYMBOL_IF_KUNIT(fuse_devqs_init);
 
 /**
- * fuse_cq_conn_free - free the queues and routing map of a connection
+ * fuse_devqs_free - free the queues and routing map of a connection
  * @fc: the connection, whose last reference is gone
  */
-void fuse_cq_conn_free(struct fuse_conn *fc)
+void fuse_devqs_free(struct fuse_conn *fc)
 {
-	struct fuse_cq_queue *q, *next;
+	struct fuse_devq *q, *next;
 
-	list_for_each_entry_safe(q, next, &fc->cq.queues, entry) {
+	list_for_each_entry_safe(q, next, &fc->devqs.queues, entry) {
 		timer_shutdown_sync(&q->timer);
-		WARN_ON(fuse_cq_has_work(&q->iq));
+		WARN_ON(fuse_devq_has_work(&q->iq));
 		list_del(&q->entry);
 		kfree(q);
 	}
-	fuse_cq_map_free(rcu_dereference_protected(fc->cq.map, 1));
-	RCU_INIT_POINTER(fc->cq.map, NULL);
-	free_percpu(fc->cq.cursor);
-	fc->cq.cursor = NULL;
-	mutex_destroy(&fc->cq.mutex);
+	fuse_devq_map_free(rcu_dereference_protected(fc->devqs.map, 1));
+	RCU_INIT_POINTER(fc->devqs.map, NULL);
+	free_percpu(fc->devqs.cursor);
+	fc->devqs.cursor = NULL;
+	mutex_destroy(&fc->devqs.mutex);
 }
+EXPORT_SYMBOL_IF_KUNIT(fuse_devqs_free);
 
 /**
- * fuse_cq_attach - give a new device its input queue
+ * fuse_devq_attach - give a new device its input queue
  * @fc: the connection it is joining
  * @fud: the device, not yet installed
  *
@@ -493,27 +485,27 @@ void fuse_cq_conn_free(struct fuse_conn *fc)
  * device can be polled, so poll, epoll and O_ASYNC registered at any time
  * see its wakeups.
  *
- * Return: 0, -ENOMEM, or -ENOSPC if the connection has FUSE_CQ_MAX_QUEUES
+ * Return: 0, -ENOMEM, or -ENOSPC if the connection has FUSE_DEVQ_MAX_QUEUES
  * devices already.
  */
-int fuse_cq_attach(struct fuse_conn *fc, struct fuse_dev *fud)
+int fuse_devq_attach(struct fuse_conn *fc, struct fuse_dev *fud)
 {
-	struct fuse_cq_queue *q;
+	struct fuse_devq *q;
 	int err = 0;
 
-	mutex_lock(&fc->cq.mutex);
-	list_for_each_entry(q, &fc->cq.queues, entry)
+	mutex_lock(&fc->devqs.mutex);
+	list_for_each_entry(q, &fc->devqs.queues, entry)
 		if (q->pooled)
 			goto found;
 	err = -ENOSPC;
-	if (fc->cq.nr_queues >= FUSE_CQ_MAX_QUEUES)
+	if (fc->devqs.nr_queues >= FUSE_DEVQ_MAX_QUEUES)
 		goto out;
 	err = -ENOMEM;
 	q = kzalloc(sizeof(*q), GFP_KERNEL_ACCOUNT);
 	if (!q)
 		goto out;
-	fuse_cq_queue_init(q, fc, fc->cq.nr_queues++);
-	list_add_tail(&q->entry, &fc->cq.queues);
+	fuse_devq_queue_init(q, fc, fc->devqs.nr_queues++);
+	list_add_tail(&q->entry, &fc->devqs.queues);
 	err = 0;
 found:
 	spin_lock(&fc->iq.lock);
@@ -534,57 +526,59 @@ found:
 	spin_unlock(&fc->iq.lock);
 	memset(q->took, 0, sizeof(q->took));
 	memset(q->gave, 0, sizeof(q->gave));
-	fud->cq = q;
+	fud->devq = q;
 out:
-	mutex_unlock(&fc->cq.mutex);
+	mutex_unlock(&fc->devqs.mutex);
 	return err;
 }
+EXPORT_SYMBOL_IF_KUNIT(fuse_devq_attach);
 
 /**
- * fuse_cq_detach - a device is freed: its queue returns to the pool
+ * fuse_devq_detach - a device is freed: its queue returns to the pool
  * @fud: the device; its release, if it had one, has ended its requests
  *
  * Only now, with every request the device read ended, may another device
  * reuse the queue: before, it could read an interrupt for a request it
  * never read.
  */
-void fuse_cq_detach(struct fuse_dev *fud)
+void fuse_devq_detach(struct fuse_dev *fud)
 {
-	struct fuse_cq_queue *q = fud->cq;
+	struct fuse_devq *q = fud->devq;
 	struct fuse_conn *fc;
 
 	if (!q)
 		return;
 	fc = q->fc;
-	mutex_lock(&fc->cq.mutex);
+	mutex_lock(&fc->devqs.mutex);
 	spin_lock(&q->iq.lock);
-	WARN_ON(q->routable || fuse_cq_has_work(&q->iq));
+	WARN_ON(q->routable || fuse_devq_has_work(&q->iq));
 	q->fud = NULL;
 	q->pooled = true;
 	spin_unlock(&q->iq.lock);
-	mutex_unlock(&fc->cq.mutex);
-	fud->cq = NULL;
+	mutex_unlock(&fc->devqs.mutex);
+	fud->devq = NULL;
 }
+EXPORT_SYMBOL_IF_KUNIT(fuse_devq_detach);
 
 /* ---- sending ---- */
 
 /*
  * The bound queue a request from @cpu goes to now, or NULL for the shared
- * queue.  Under the cq mutex the map cannot change under the caller.
+ * queue.  Under the devqs mutex the map cannot change under the caller.
  */
-static __always_inline struct fuse_cq_queue *
-fuse_cq_pick(struct fuse_conn *fc, int cpu, struct fuse_cq_choice *ch)
+static __always_inline struct fuse_devq *
+fuse_devq_pick(struct fuse_conn *fc, int cpu, struct fuse_devq_choice *ch)
 {
-	struct fuse_cq_queue *q = NULL;
-	struct fuse_cq_map *map;
+	struct fuse_devq *q = NULL;
+	struct fuse_devq_map *map;
 	unsigned int seq;
 
 	rcu_read_lock();
-	map = rcu_dereference(fc->cq.map);
+	map = rcu_dereference(fc->devqs.map);
 	if (map) {
 		do {
 			seq = read_seqcount_begin(&map->seq);
-			q = __fuse_cq_choose(map, cpu, ch);
+			q = fuse_devq_choose(map, cpu, ch);
 		} while (read_seqcount_retry(&map->seq, seq));
 	}
 	rcu_read_unlock();
@@ -593,37 +587,39 @@ fuse_cq_pick(struct fuse_conn *fc, int cpu, struct fuse_cq_choice *ch)
 }
 
 /* Any bound queue in the map?  Under the shared queue's lock. */
-static bool fuse_cq_active_locked(struct fuse_conn *fc)
+static bool fuse_devq_active_locked(struct fuse_conn *fc)
 {
-	struct fuse_cq_map *map;
+	struct fuse_devq_map *map;
 
-	map = rcu_dereference_check(fc->cq.map, lockdep_is_held(&fc->iq.lock));
+	map = rcu_dereference_check(fc->devqs.map, lockdep_is_held(&fc->iq.lock));
 	return map && map->nr_queues;
 }
 
 /*
- * fuse_cq_lock_target - lock the input queue a new request goes to
- * @fc: the connection, which has a routing map (fuse_cq_routing())
+ * fuse_devq_lock_target - lock the input queue a new request goes to
+ * @fc: the connection, which has a routing map (fuse_devq_routing())
  * @cpu: the CPU the request was issued on
- * @ch: gets what the routing decided, for fuse_cq_queued()
+ * @ch: gets what the routing decided, for fuse_devq_queued()
  *
  * The device queue the CPU routes to, or the shared queue if no device is
  * bound any more.
  *
- * Return: the queue, locked; it may be disconnected.
+ * Return: the queue, locked; it may be disconnected.  (For sparse the
+ * lock taken is the shared queue's; it is that of the queue returned.)
  */
 static __always_inline struct fuse_iqueue *
-fuse_cq_lock_target(struct fuse_conn *fc, int cpu, struct fuse_cq_choice *ch)
-	__acquires(lock)
+fuse_devq_lock_target(struct fuse_conn *fc, int cpu,
+		      struct fuse_devq_choice *ch)
+	__acquires(&fc->iq.lock)
 {
 	struct fuse_iqueue *shared = &fc->iq;
-	struct fuse_cq_queue *q;
+	struct fuse_devq *q;
 
 	for (;;) {
 		ch->routed = NULL;
 		ch->busy = false;
 		ch->spilled = false;
-		q = fuse_cq_pick(fc, cpu, ch);
+		q = fuse_devq_pick(fc, cpu, ch);
 		if (q) {
 			spin_lock(&q->iq.lock);
 			/* Unbound since it was picked: the map already says so */
@@ -634,7 +630,7 @@ fuse_cq_lock_target(struct fuse_conn *fc, int cpu, struct fuse_cq_choice *ch)
 		}
 		spin_lock(&shared->lock);
 		/* A binding was made while we took the lock: route again */
-		if (likely(!fuse_cq_active_locked(fc)))
+		if (likely(!fuse_devq_active_locked(fc)))
 			return shared;
 		spin_unlock(&shared->lock);
 	}
@@ -645,16 +641,16 @@ fuse_cq_lock_target(struct fuse_conn *fc, int cpu, struct fuse_cq_choice *ch)
  * unbound readers, which wait on the shared queue.  Returns whether a bound
  * one was found.
  */
-static bool fuse_cq_wake_idle(struct fuse_conn *fc, int node,
-			      struct fuse_cq_queue *except)
+static bool fuse_devq_wake_idle(struct fuse_conn *fc, int node,
+				struct fuse_devq *except)
 {
-	struct fuse_cq_queue *c = NULL;
-	struct fuse_cq_map *map;
+	struct fuse_devq *c = NULL;
+	struct fuse_devq_map *map;
 
 	rcu_read_lock();
-	map = rcu_dereference(fc->cq.map);
+	map = rcu_dereference(fc->devqs.map);
 	if (map)
-		c = fuse_cq_find_idle(map, node, except, false);
+		c = fuse_devq_find_idle(map, node, except, false);
 	if (c)
 		wake_up(&c->iq.waitq);
 	rcu_read_unlock();
@@ -663,46 +659,46 @@ static bool fuse_cq_wake_idle(struct fuse_conn *fc, int node,
 
 /*
  * Work waits on @q, whose readers are all busy: have idle bound readers
- * look for it.  The full barrier pairs with the one in fuse_cq_wait():
+ * look for it.  The full barrier pairs with the one in fuse_devq_wait():
  * either the reader going to sleep sees the hint, or we see it waiting.
  */
-static void fuse_cq_need_help(struct fuse_conn *fc, struct fuse_cq_queue *q)
+static void fuse_devq_need_help(struct fuse_conn *fc, struct fuse_devq *q)
 {
 	/*
 	 * The work and the busy mark before the look at the hint: a reader
-	 * that cleared it meanwhile (fuse_cq_victim()) then sees the work on
+	 * that cleared it meanwhile (fuse_devq_victim()) then sees the work on
 	 * its second look, or we see the hint cleared and set it again.
 	 */
 	smp_mb();
-	if (!READ_ONCE(fc->cq.help))
-		WRITE_ONCE(fc->cq.help, 1);
-	/* The hint before the look at waiters; pairs with fuse_cq_wait() */
+	if (!READ_ONCE(fc->devqs.help))
+		WRITE_ONCE(fc->devqs.help, 1);
+	/* The hint before the look at waiters; pairs with fuse_devq_wait() */
 	smp_mb();
-	if (!fuse_cq_wake_idle(fc, READ_ONCE(q->home), q))
+	if (!fuse_devq_wake_idle(fc, READ_ONCE(q->home), q))
 		wake_up(&fc->iq.waitq);
 }
 
 /* Work was queued on @q while no reader of it waited: keep an eye on it */
-static void fuse_cq_watch(struct fuse_cq_queue *q)
+static void fuse_devq_watch(struct fuse_devq *q)
 {
 	if (!timer_pending(&q->timer)) {
 		WRITE_ONCE(q->watch_taken, READ_ONCE(q->taken));
-		mod_timer(&q->timer, jiffies + fuse_cq_steal_delay);
+		mod_timer(&q->timer, jiffies + fuse_devq_steal_delay);
 	}
 }
 
-static void fuse_cq_timer_fn(struct timer_list *t)
+static void fuse_devq_timer_fn(struct timer_list *t)
 {
-	struct fuse_cq_queue *q = from_timer(q, t, timer);
+	struct fuse_devq *q = from_timer(q, t, timer);
 	unsigned long taken = READ_ONCE(q->taken);
 
 	if (!READ_ONCE(q->routable) || READ_ONCE(q->strict) ||
-	    atomic_read(&q->waiters) || !fuse_cq_has_work(&q->iq))
+	    atomic_read(&q->waiters) || !fuse_devq_has_work(&q->iq))
 		return;
 	/* Its readers took work meanwhile: they are coming back to it */
 	if (taken != READ_ONCE(q->watch_taken)) {
 		WRITE_ONCE(q->watch_taken, taken);
-		mod_timer(t, jiffies + fuse_cq_steal_delay);
+		mod_timer(t, jiffies + fuse_devq_steal_delay);
 		return;
 	}
 	/*
@@ -710,66 +706,66 @@ static void fuse_cq_timer_fn(struct timer_list *t)
 	 * virtual CPU the host did not schedule, interrupts held off), so
 	 * neither was the reader.  Give it the delay again.
 	 */
-	if (time_after(jiffies, t->expires + fuse_cq_steal_delay)) {
-		mod_timer(t, jiffies + fuse_cq_steal_delay);
+	if (time_after(jiffies, t->expires + fuse_devq_steal_delay)) {
+		mod_timer(t, jiffies + fuse_devq_steal_delay);
 		return;
 	}
 	/* Its readers did not come back in time: idle readers may take it */
 	WRITE_ONCE(q->overdue, true);
-	fuse_cq_need_help(q->fc, q);
-	mod_timer(&q->timer, jiffies + fuse_cq_steal_delay);
+	fuse_devq_need_help(q->fc, q);
+	mod_timer(&q->timer, jiffies + fuse_devq_steal_delay);
 }
 
 /*
  * After work was queued on a device queue whose reader does not wait, or
- * that the routing moved: see fuse_cq_queued().
+ * that the routing moved: see fuse_devq_queued().
  */
-static void __fuse_cq_queued(struct fuse_conn *fc, struct fuse_iqueue *fiq,
-			     const struct fuse_cq_choice *ch)
+static void __fuse_devq_queued(struct fuse_conn *fc, struct fuse_iqueue *fiq,
+			       const struct fuse_devq_choice *ch)
 {
-	struct fuse_cq_queue *q = fuse_cq_of(fiq);
+	struct fuse_devq *q = fuse_devq_of(fiq);
 
 	if (ch->spilled) {
-		atomic_long_inc(&ch->routed->gave[FUSE_CQ_MOVE_BUSY]);
-		atomic_long_inc(&q->took[FUSE_CQ_MOVE_BUSY]);
+		atomic_long_inc(&ch->routed->gave[FUSE_DEVQ_MOVE_BUSY]);
+		atomic_long_inc(&q->took[FUSE_DEVQ_MOVE_BUSY]);
 	}
 	if (READ_ONCE(q->strict))
 		return;
 	if (!atomic_read(&q->waiters))
-		fuse_cq_watch(q);
+		fuse_devq_watch(q);
 	if (ch->busy)
-		fuse_cq_need_help(fc, q);
+		fuse_devq_need_help(fc, q);
 }
 
 /*
- * fuse_cq_queued - after a request or forget was queued, unlocked
+ * fuse_devq_queued - after a request or forget was queued, unlocked
  * @fc: the connection
  * @fiq: the queue it went to
- * @ch: what fuse_cq_lock_target() decided
+ * @ch: what fuse_devq_lock_target() decided
  *
  * Nothing to do when it went to the shared queue, or where the routing
  * left it on a device queue whose reader waits, is strict, or is already
  * watched: the request path's common cases, a reader that waits and one
  * on its way back from answering.
  */
-static __always_inline void fuse_cq_queued(struct fuse_conn *fc,
-					   struct fuse_iqueue *fiq,
-					   const struct fuse_cq_choice *ch)
+static __always_inline void fuse_devq_queued(struct fuse_conn *fc,
+					     struct fuse_iqueue *fiq,
+					     const struct fuse_devq_choice *ch)
 {
-	struct fuse_cq_queue *q;
+	struct fuse_devq *q;
 
-	if (!fiq->clone)
+	if (!fuse_iq_is_devq(fiq))
 		return;
-	q = fuse_cq_of(fiq);
+	q = fuse_devq_of(fiq);
 	if (likely(!ch->spilled && !ch->busy) &&
 	    (atomic_read(&q->waiters) || READ_ONCE(q->strict) ||
 	     timer_pending(&q->timer)))
 		return;
-	__fuse_cq_queued(fc, fiq, ch);
+	__fuse_devq_queued(fc, fiq, ch);
 }
 
 /* fuse_dev_wake_and_unlock(), inline on the routed request path */
-static __always_inline void fuse_cq_wake_and_unlock(struct fuse_iqueue *fiq)
+static __always_inline void fuse_devq_wake_and_unlock(struct fuse_iqueue *fiq)
 	__releases(fiq->lock)
 {
 	wake_up(&fiq->waitq);
@@ -778,8 +774,8 @@ static __always_inline void fuse_cq_wake_and_unlock(struct fuse_iqueue *fiq)
 }
 
 /**
- * fuse_cq_queue_req - queue a request where its CPU routes it
- * @fc: the connection, which has a routing map (fuse_cq_routing())
+ * fuse_devq_queue_req - queue a request where its CPU routes it
+ * @fc: the connection, which has a routing map (fuse_devq_routing())
  * @req: the request
  *
  * On the device queue the routing names (or, if no device is bound any
@@ -787,75 +783,75 @@ static __always_inline void fuse_cq_wake_and_unlock(struct fuse_iqueue *fiq)
  *
  * Return: false if that queue is disconnected: the caller ends @req.
  */
-bool fuse_cq_queue_req(struct fuse_conn *fc, struct fuse_req *req)
+bool fuse_devq_queue_req(struct fuse_conn *fc, struct fuse_req *req)
 {
-	struct fuse_cq_choice ch;
+	struct fuse_devq_choice ch;
 	struct fuse_iqueue *fiq;
 
-	fiq = fuse_cq_lock_target(fc, req->cpu, &ch);
+	fiq = fuse_devq_lock_target(fc, req->cpu, &ch);
 	if (!fiq->connected) {
 		spin_unlock(&fiq->lock);
 		return false;
 	}
 	if (req->in.h.opcode != FUSE_NOTIFY_REPLY)
-		req->in.h.unique = fuse_cq_next_unique(fiq);
+		req->in.h.unique = fuse_devq_next_unique(fiq);
 	list_add_tail(&req->list, &fiq->pending);
 	fuse_req_set_fiq(req, fiq);
-	fuse_cq_wake_and_unlock(fiq);
-	fuse_cq_queued(fc, fiq, &ch);
+	fuse_devq_wake_and_unlock(fiq);
+	fuse_devq_queued(fc, fiq, &ch);
 	return true;
 }
 
 /**
- * fuse_cq_queue_forget - queue a forget where the evicting CPU routes it
- * @fc: the connection, which has a routing map (fuse_cq_routing())
+ * fuse_devq_queue_forget - queue a forget where the evicting CPU routes it
+ * @fc: the connection, which has a routing map (fuse_devq_routing())
  * @forget: the forget
  *
  * Return: false if the queue is disconnected: the caller frees @forget.
  */
-bool fuse_cq_queue_forget(struct fuse_conn *fc,
-			  struct fuse_forget_link *forget)
+bool fuse_devq_queue_forget(struct fuse_conn *fc,
+			    struct fuse_forget_link *forget)
 {
-	struct fuse_cq_choice ch;
+	struct fuse_devq_choice ch;
 	struct fuse_iqueue *fiq;
 
-	fiq = fuse_cq_lock_target(fc, raw_smp_processor_id(), &ch);
+	fiq = fuse_devq_lock_target(fc, raw_smp_processor_id(), &ch);
 	if (!fiq->connected) {
 		spin_unlock(&fiq->lock);
 		return false;
 	}
 	fiq->forget_list_tail->next = forget;
 	fiq->forget_list_tail = forget;
-	fuse_cq_wake_and_unlock(fiq);
-	fuse_cq_queued(fc, fiq, &ch);
+	fuse_devq_wake_and_unlock(fiq);
+	fuse_devq_queued(fc, fiq, &ch);
 	return true;
 }
 
 /**
- * fuse_cq_queued_intr - after a FUSE_INTERRUPT was queued, unlocked
+ * fuse_devq_queued_intr - after a FUSE_INTERRUPT was queued, unlocked
  * @fc: the connection
  * @fiq: the queue of the device that read the request
  *
  * If every reader of that device is busy (typically in the very request
  * being interrupted), any idle bound reader may read the interrupt.
  */
-void fuse_cq_queued_intr(struct fuse_conn *fc, struct fuse_iqueue *fiq)
+void fuse_devq_queued_intr(struct fuse_conn *fc, struct fuse_iqueue *fiq)
 {
-	struct fuse_cq_queue *q;
+	struct fuse_devq *q;
 
-	if (!fiq->clone) {
+	if (!fuse_iq_is_devq(fiq)) {
 		/* Read by an unbound device: bound readers help if none waits */
-		if (rcu_access_pointer(fc->cq.map) && !wq_has_sleeper(&fiq->waitq))
-			fuse_cq_wake_idle(fc, NUMA_NO_NODE, NULL);
+		if (rcu_access_pointer(fc->devqs.map) && !wq_has_sleeper(&fiq->waitq))
+			fuse_devq_wake_idle(fc, NUMA_NO_NODE, NULL);
 		return;
 	}
-	q = fuse_cq_of(fiq);
+	q = fuse_devq_of(fiq);
 	if (!READ_ONCE(q->routable) || READ_ONCE(q->strict))
 		return;
-	if (fuse_cq_busy(q))
-		fuse_cq_need_help(fc, q);
+	if (fuse_devq_busy(q))
+		fuse_devq_need_help(fc, q);
 	else if (!atomic_read(&q->waiters))
-		fuse_cq_watch(q);
+		fuse_devq_watch(q);
 }
 
 /*
@@ -864,44 +860,44 @@ void fuse_cq_queued_intr(struct fuse_conn *fc, struct fuse_iqueue *fiq)
  * does, so that it does not wait behind a busy reader.  Called with no
  * lock or with the lock of the queue it was moved from.
  */
-static void fuse_cq_kick(struct fuse_conn *fc, struct fuse_iqueue *fiq)
+static void fuse_devq_kick(struct fuse_conn *fc, struct fuse_iqueue *fiq)
 {
-	struct fuse_cq_choice ch = {};
+	struct fuse_devq_choice ch = {};
 
-	if (!fiq->clone)
+	if (!fuse_iq_is_devq(fiq))
 		return;
-	ch.busy = fuse_cq_busy(fuse_cq_of(fiq));
-	__fuse_cq_queued(fc, fiq, &ch);
+	ch.busy = fuse_devq_busy(fuse_devq_of(fiq));
+	__fuse_devq_queued(fc, fiq, &ch);
 }
 
 /* ---- reading ---- */
 
 /* Can an idle reader of another queue take work from @v? */
-static bool fuse_cq_stealable(struct fuse_cq_queue *v)
+static bool fuse_devq_stealable(struct fuse_devq *v)
 {
 	return READ_ONCE(v->routable) && !READ_ONCE(v->strict) &&
-	       !atomic_read(&v->waiters) && fuse_cq_has_work(&v->iq) &&
-	       (READ_ONCE(v->overdue) || fuse_cq_busy(v));
+	       !atomic_read(&v->waiters) && fuse_devq_has_work(&v->iq) &&
+	       (READ_ONCE(v->overdue) || fuse_devq_busy(v));
 }
 
 /*
  * A bound queue other than @q with work for @q's device to take: on the
  * device's node first (its CPU's, if it is not bound), then the nearest.
  */
-static struct fuse_cq_queue *fuse_cq_find_victim(struct fuse_cq_queue *q)
+static struct fuse_devq *fuse_devq_find_victim(struct fuse_devq *q)
 {
 	unsigned int i, n;
-	struct fuse_cq_queue *c, *best = NULL;
-	struct fuse_cq_map *map;
+	struct fuse_devq *c, *best = NULL;
+	struct fuse_devq_map *map;
 	int node, d, bestd = INT_MAX, home;
 
 	node = READ_ONCE(q->routable) ? READ_ONCE(q->home) : numa_node_id();
 	rcu_read_lock();
-	map = rcu_dereference(q->fc->cq.map);
+	map = rcu_dereference(q->fc->devqs.map);
 	n = map ? min(READ_ONCE(map->nr_queues), map->capacity) : 0;
 	for (i = 0; i < n; i++) {
 		c = READ_ONCE(map->slots[i]);
-		if (!c || c == q || !fuse_cq_stealable(c))
+		if (!c || c == q || !fuse_devq_stealable(c))
 			continue;
 		home = READ_ONCE(c->home);
 		if (home == node) {
@@ -910,7 +906,7 @@ static struct fuse_cq_queue *fuse_cq_find_victim(struct fuse_cq_queue *q)
 		}
 		d = node >= 0 && node < map->nr_nodes &&
 		    home >= 0 && home < map->nr_nodes ?
-			fuse_cq_distance(map, node, home) : INT_MAX - 1;
+			fuse_devq_distance(map, node, home) : INT_MAX - 1;
 		if (d < bestd) {
 			best = c;
 			bestd = d;
@@ -924,55 +920,55 @@ static struct fuse_cq_queue *fuse_cq_find_victim(struct fuse_cq_queue *q)
  * A busy queue whose work @q's reader may take, or NULL; the hint that
  * there is such work is cleared once a look finds none.
  */
-static struct fuse_cq_queue *fuse_cq_victim(struct fuse_cq_queue *q)
+static struct fuse_devq *fuse_devq_victim(struct fuse_devq *q)
 {
-	struct fuse_cq_queue *v;
+	struct fuse_devq *v;
 	struct fuse_conn *fc;
 
-	if (!fuse_cq_may_steal(q))
+	if (!fuse_devq_may_steal(q))
 		return NULL;
 	fc = q->fc;
-	v = fuse_cq_find_victim(q);
+	v = fuse_devq_find_victim(q);
 	if (!v) {
 		/* Nothing left: clear the hint, then look once more */
-		WRITE_ONCE(fc->cq.help, 0);
-		/* Cleared before the second look; pairs with fuse_cq_need_help() */
+		WRITE_ONCE(fc->devqs.help, 0);
+		/* Cleared before the second look; pairs with fuse_devq_need_help() */
 		smp_mb();
-		v = fuse_cq_find_victim(q);
+		v = fuse_devq_find_victim(q);
 		if (v)
-			WRITE_ONCE(fc->cq.help, 1);
+			WRITE_ONCE(fc->devqs.help, 1);
 	}
 	return v;
 }
 
 /**
- * __fuse_cq_lock_readable - fuse_cq_lock_readable() when the shared queue
+ * __fuse_devq_lock_readable - fuse_devq_lock_readable() when the shared queue
  *	has work for a bound device, or busy queues may have work to take
  * @q: the device's queue, or NULL
  * @shared: the connection's shared queue
  *
  * Return: the queue, locked.
  */
-struct fuse_iqueue *__fuse_cq_lock_readable(struct fuse_cq_queue *q,
-					    struct fuse_iqueue *shared)
-	__acquires(lock)
+struct fuse_iqueue *__fuse_devq_lock_readable(struct fuse_devq *q,
+					      struct fuse_iqueue *shared)
+	__acquires(&shared->lock)
 {
 	bool used = q && READ_ONCE(q->used);
 	struct fuse_iqueue *home = used ? &q->iq : shared;
-	struct fuse_cq_queue *v;
+	struct fuse_devq *v;
 
 	/* An abort disconnects the device's own queue too */
-	if (used && fuse_cq_has_work(shared)) {
+	if (used && fuse_devq_has_work(shared)) {
 		spin_lock(&shared->lock);
-		if (!shared->connected || fuse_cq_has_work(shared))
+		if (!shared->connected || fuse_devq_has_work(shared))
 			return shared;
 		spin_unlock(&shared->lock);
 	}
-	if (fuse_cq_may_steal(q) && !fuse_cq_iq_ready(home)) {
-		v = fuse_cq_victim(q);
+	if (fuse_devq_may_steal(q) && !fuse_devq_iq_ready(home)) {
+		v = fuse_devq_victim(q);
 		if (v) {
 			spin_lock(&v->iq.lock);
-			if (v->iq.connected && fuse_cq_stealable(v))
+			if (v->iq.connected && fuse_devq_stealable(v))
 				return &v->iq;
 			spin_unlock(&v->iq.lock);
 		}
@@ -982,48 +978,48 @@ struct fuse_iqueue *__fuse_cq_lock_readable(struct fuse_cq_queue *q,
 }
 
 /**
- * fuse_cq_nothing - a read found nothing and does not wait
+ * fuse_devq_nothing - a read found nothing and does not wait
  * @fud: the device
  *
  * An O_NONBLOCK read that gets EAGAIN, or a poll without EPOLLIN: the
  * daemon's poll loop is about to wait, so the device counts as idle.
  */
-void fuse_cq_nothing(struct fuse_dev *fud)
+void fuse_devq_nothing(struct fuse_dev *fud)
 {
-	struct fuse_cq_queue *q = fud->cq;
+	struct fuse_devq *q = fud->devq;
 
 	if (q && READ_ONCE(q->used) && !READ_ONCE(q->poll_idle))
 		WRITE_ONCE(q->poll_idle, true);
 }
 
 /**
- * __fuse_cq_left_behind - a reader goes into a handler, work left queued
+ * __fuse_devq_left_behind - a reader goes into a handler, work left queued
  * @q: its device's queue, locked
  *
  * If no other reader of the device waits, idle readers are told to take
  * the rest.
  */
-void __fuse_cq_left_behind(struct fuse_cq_queue *q)
+void __fuse_devq_left_behind(struct fuse_devq *q)
 {
 	if (!atomic_read(&q->waiters) && !READ_ONCE(q->strict) &&
 	    READ_ONCE(q->routable))
-		fuse_cq_need_help(q->fc, q);
+		fuse_devq_need_help(q->fc, q);
 }
 
 /*
  * A reader goes into a handler with work from another queue while work
  * waits on its own (queued while it waited, so nobody watches it).
  */
-static void fuse_cq_own_left_behind(struct fuse_cq_queue *q,
-				    struct fuse_req *req)
+static void fuse_devq_own_left_behind(struct fuse_devq *q,
+				      struct fuse_req *req)
 {
-	if (req && READ_ONCE(q->in_handler) && fuse_cq_has_work(&q->iq))
-		__fuse_cq_left_behind(q);
+	if (req && READ_ONCE(q->in_handler) && fuse_devq_has_work(&q->iq))
+		__fuse_devq_left_behind(q);
 }
 
 /**
- * __fuse_cq_took - a device's reader takes work from another queue than
- *	its own: see fuse_cq_took()
+ * __fuse_devq_took - a device's reader takes work from another queue than
+ *	its own: see fuse_devq_took()
  * @q: the device's queue
  * @fiq: the queue it takes from, locked
  * @req: the request, for requests; NULL for a forget or an interrupt
@@ -1031,56 +1027,56 @@ static void fuse_cq_own_left_behind(struct fuse_cq_queue *q,
  *
  * A bound reader takes the interrupts of the requests it reads, wherever
  * they were queued; an unbound one leaves them to the shared queue, as
- * without this series.
+ * with no device ever bound.
  */
-void __fuse_cq_took(struct fuse_cq_queue *q, struct fuse_iqueue *fiq,
-		    struct fuse_req *req, bool intr)
+void __fuse_devq_took(struct fuse_devq *q, struct fuse_iqueue *fiq,
+		      struct fuse_req *req, bool intr)
 {
 	struct fuse_iqueue *shared = &q->fc->iq;
-	enum fuse_cq_move why;
-	struct fuse_cq_queue *v;
+	enum fuse_devq_move why;
+	struct fuse_devq *v;
 
 	if (fiq == shared) {
-		/* A device never bound reads as without this series */
+		/* A device never bound reads as if there were no device queues */
 		if (!READ_ONCE(q->used))
 			return;
-		fuse_cq_busy_now(q, req);
+		fuse_devq_busy_now(q, req);
 		if (req && READ_ONCE(q->routable))
 			fuse_req_set_fiq(req, &q->iq);
-		fuse_cq_own_left_behind(q, req);
+		fuse_devq_own_left_behind(q, req);
 		return;
 	}
 
 	/* Taken from a busy device */
-	fuse_cq_busy_now(q, req);
-	fuse_cq_own_left_behind(q, req);
+	fuse_devq_busy_now(q, req);
+	fuse_devq_own_left_behind(q, req);
 	if (req)
 		fuse_req_set_fiq(req, READ_ONCE(q->routable) ? &q->iq : shared);
-	v = fuse_cq_of(fiq);
-	why = intr ? FUSE_CQ_MOVE_INTR : FUSE_CQ_MOVE_STOLEN;
+	v = fuse_devq_of(fiq);
+	why = intr ? FUSE_DEVQ_MOVE_INTR : FUSE_DEVQ_MOVE_STOLEN;
 	atomic_long_inc(&v->gave[why]);
 	atomic_long_inc(&q->took[why]);
 }
 
 /**
- * __fuse_cq_leave - a reader leaves read() without work: see fuse_cq_leave()
+ * __fuse_devq_leave - a reader leaves read() without work: see fuse_devq_leave()
  * @q: its device's queue
  */
-void __fuse_cq_leave(struct fuse_cq_queue *q)
+void __fuse_devq_leave(struct fuse_devq *q)
 {
 	if (!atomic_read(&q->waiters) && !READ_ONCE(q->strict) &&
-	    READ_ONCE(q->routable) && fuse_cq_has_work(&q->iq))
-		fuse_cq_watch(q);
+	    READ_ONCE(q->routable) && fuse_devq_has_work(&q->iq))
+		fuse_devq_watch(q);
 }
 
 /**
- * fuse_cq_wait - wait until a device may have something to read
+ * fuse_devq_wait - wait until a device may have something to read
  * @fud: the device
  * @idle: the caller's note that this reader counts as idle; set here, and
- *	cleared by fuse_cq_unidle() once the reader takes work or leaves
+ *	cleared by fuse_devq_unidle() once the reader takes work or leaves
  *
- * A device that was never bound waits on the shared queue alone, as
- * without this series.  One that was waits on its own queue, and on the
+ * A device that was never bound waits on the shared queue alone, as if
+ * there were no device queues.  One that was waits on its own queue, and on the
  * shared one while it is not bound.  Either wakes for work it may take
  * from busy bound queues.  A reader stays idle from the moment it waits
  * until it has taken work, so that one that was woken for work is not
@@ -1088,10 +1084,10 @@ void __fuse_cq_leave(struct fuse_cq_queue *q)
  *
  * Return: 0, or -ERESTARTSYS on a signal.
  */
-int fuse_cq_wait(struct fuse_dev *fud, bool *idle)
+int fuse_devq_wait(struct fuse_dev *fud, bool *idle)
 {
 	struct fuse_iqueue *shared = &fud->fc->iq;
-	struct fuse_cq_queue *q = fud->cq;
+	struct fuse_devq *q = fud->devq;
 	DEFINE_WAIT(own_wait);
 	DEFINE_WAIT(shared_wait);
 	bool on_shared = false;
@@ -1099,14 +1095,14 @@ int fuse_cq_wait(struct fuse_dev *fud, bool *idle)
 
 	if (!q || !READ_ONCE(q->used))
 		return wait_event_interruptible_exclusive(shared->waitq,
-				fuse_cq_iq_ready(shared) ||
+				fuse_devq_iq_ready(shared) ||
 				(q && READ_ONCE(q->used)) ||
-				(fuse_cq_may_steal(q) && fuse_cq_find_victim(q)));
+				(fuse_devq_may_steal(q) && fuse_devq_find_victim(q)));
 
 	if (!*idle) {
 		atomic_inc(&q->waiters);
 		*idle = true;
-		/* Pairs with fuse_cq_need_help() */
+		/* Pairs with fuse_devq_need_help() */
 		smp_mb__after_atomic();
 	}
 	for (;;) {
@@ -1122,8 +1118,8 @@ int fuse_cq_wait(struct fuse_dev *fud, bool *idle)
 						  TASK_INTERRUPTIBLE);
 			on_shared = true;
 		}
-		if (fuse_cq_iq_ready(&q->iq) || fuse_cq_iq_ready(shared) ||
-		    (fuse_cq_may_steal(q) && fuse_cq_find_victim(q)))
+		if (fuse_devq_iq_ready(&q->iq) || fuse_devq_iq_ready(shared) ||
+		    (fuse_devq_may_steal(q) && fuse_devq_find_victim(q)))
 			break;
 		if (signal_pending(current)) {
 			err = -ERESTARTSYS;
@@ -1138,15 +1134,15 @@ int fuse_cq_wait(struct fuse_dev *fud, bool *idle)
 }
 
 /**
- * fuse_cq_poll - what a device's own queue offers to poll()
+ * fuse_devq_poll - what a device's own queue offers to poll()
  * @fud: the device; the shared queue had nothing
  *
  * Return: EPOLLIN | EPOLLRDNORM if there is work for it, EPOLLERR if its
  * queue is disconnected, else 0 (and the device counts as idle).
  */
-__poll_t fuse_cq_poll(struct fuse_dev *fud)
+__poll_t fuse_devq_poll(struct fuse_dev *fud)
 {
-	struct fuse_cq_queue *q = fud->cq;
+	struct fuse_devq *q = fud->devq;
 	__poll_t mask = 0;
 
 	if (!q)
@@ -1155,21 +1151,21 @@ __poll_t fuse_cq_poll(struct fuse_dev *fud)
 		spin_lock(&q->iq.lock);
 		if (!q->iq.connected)
 			mask = EPOLLERR;
-		else if (fuse_cq_has_work(&q->iq))
+		else if (fuse_devq_has_work(&q->iq))
 			mask = EPOLLIN | EPOLLRDNORM;
 		spin_unlock(&q->iq.lock);
 	}
-	if (!mask && fuse_cq_may_steal(q) && fuse_cq_find_victim(q))
+	if (!mask && fuse_devq_may_steal(q) && fuse_devq_find_victim(q))
 		mask = EPOLLIN | EPOLLRDNORM;
 	if (!mask)
-		fuse_cq_nothing(fud);
+		fuse_devq_nothing(fud);
 	return mask;
 }
 
 /* ---- moving queued work ---- */
 
 /* End requests that found their queue disconnected, as an abort would. */
-static void fuse_cq_end(struct list_head *to_end)
+static void fuse_devq_end(struct list_head *to_end)
 {
 	struct fuse_req *req, *next;
 
@@ -1182,34 +1178,34 @@ static void fuse_cq_end(struct list_head *to_end)
 
 /*
  * The queue a request from @cpu goes to, or NULL if it is @src (under the
- * cq mutex: the map and the bindings cannot change).
+ * devqs mutex: the map and the bindings cannot change).
  */
-static struct fuse_iqueue *fuse_cq_other(struct fuse_conn *fc, int cpu,
-					 struct fuse_iqueue *src)
+static struct fuse_iqueue *fuse_devq_other(struct fuse_conn *fc, int cpu,
+					   struct fuse_iqueue *src)
 {
-	struct fuse_cq_choice ch;
-	struct fuse_cq_queue *t;
+	struct fuse_devq_choice ch;
+	struct fuse_devq *t;
 	struct fuse_iqueue *to;
 
-	lockdep_assert_held(&fc->cq.mutex);
-	t = fuse_cq_pick(fc, cpu, &ch);
+	lockdep_assert_held(&fc->devqs.mutex);
+	t = fuse_devq_pick(fc, cpu, &ch);
 	to = t ? &t->iq : &fc->iq;
 	return to == src ? NULL : to;
 }
 
 /*
  * Move what is pending on @src to where the current map sends it, leaving
- * what may stay on a queue that is still bound.  Called with the cq mutex
+ * what may stay on a queue that is still bound.  Called with the devqs mutex
  * and @src's lock held, after a binding changed.  Interrupts stay: they
  * belong to requests @src's device read.
  */
-static void fuse_cq_drain_locked(struct fuse_conn *fc, struct fuse_iqueue *src,
-				 struct list_head *to_end)
+static void fuse_devq_drain_locked(struct fuse_conn *fc, struct fuse_iqueue *src,
+				   struct list_head *to_end)
 {
-	struct fuse_cq_queue *q = src->clone ? fuse_cq_of(src) : NULL;
+	struct fuse_devq *q = fuse_iq_is_devq(src) ? fuse_devq_of(src) : NULL;
 	struct fuse_forget_link *forgets = src->forget_list_head.next;
-	struct fuse_cq_map *map = rcu_dereference_protected(fc->cq.map,
-				lockdep_is_held(&fc->cq.mutex));
+	struct fuse_devq_map *map = rcu_dereference_protected(fc->devqs.map,
+				lockdep_is_held(&fc->devqs.mutex));
 	bool keep = q && q->routable;
 	struct fuse_req *req, *next;
 	struct fuse_iqueue *to;
@@ -1217,10 +1213,10 @@ static void fuse_cq_drain_locked(struct fuse_conn *fc, struct fuse_iqueue *src,
 
 	list_splice_init(&src->pending, &moving);
 	list_for_each_entry_safe(req, next, &moving, list) {
-		if (keep && fuse_cq_map_has(map, req->cpu, q))
+		if (keep && fuse_devq_map_has(map, req->cpu, q))
 			to = NULL;
 		else
-			to = fuse_cq_other(fc, req->cpu, src);
+			to = fuse_devq_other(fc, req->cpu, src);
 		if (!to) {
 			list_move_tail(&req->list, &src->pending);
 			continue;
@@ -1230,7 +1226,7 @@ static void fuse_cq_drain_locked(struct fuse_conn *fc, struct fuse_iqueue *src,
 			list_move_tail(&req->list, &to->pending);
 			fuse_req_set_fiq(req, to);
 			fuse_dev_wake_and_unlock(to);
-			fuse_cq_kick(fc, to);
+			fuse_devq_kick(fc, to);
 		} else {
 			clear_bit(FR_PENDING, &req->flags);
 			list_move_tail(&req->list, to_end);
@@ -1240,7 +1236,7 @@ static void fuse_cq_drain_locked(struct fuse_conn *fc, struct fuse_iqueue *src,
 
 	if (!forgets || keep)
 		return;
-	to = fuse_cq_other(fc, raw_smp_processor_id(), src);
+	to = fuse_devq_other(fc, raw_smp_processor_id(), src);
 	if (!to)
 		return;
 	spin_lock_nested(&to->lock, SINGLE_DEPTH_NESTING);
@@ -1249,7 +1245,7 @@ static void fuse_cq_drain_locked(struct fuse_conn *fc, struct fuse_iqueue *src,
 		to->forget_list_tail->next = forgets;
 		to->forget_list_tail = src->forget_list_tail;
 		fuse_dev_wake_and_unlock(to);
-		fuse_cq_kick(fc, to);
+		fuse_devq_kick(fc, to);
 	} else {
 		spin_unlock(&to->lock);
 		while (forgets) {
@@ -1264,12 +1260,12 @@ static void fuse_cq_drain_locked(struct fuse_conn *fc, struct fuse_iqueue *src,
 
 /* ---- bindings ---- */
 
-static int fuse_cq_nr_bound(struct fuse_conn *fc)
+static int fuse_devq_nr_bound(struct fuse_conn *fc)
 {
-	struct fuse_cq_queue *q;
+	struct fuse_devq *q;
 	int n = 0;
 
-	list_for_each_entry(q, &fc->cq.queues, entry)
+	list_for_each_entry(q, &fc->devqs.queues, entry)
 		if (q->fud && q->bind_flags)
 			n++;
 	return n;
@@ -1280,64 +1276,64 @@ static int fuse_cq_nr_bound(struct fuse_conn *fc)
  * which then replaces it.  Never fails; senders see the old map or the new
  * one, never a mix.
  */
-static void fuse_cq_republish(struct fuse_conn *fc, struct fuse_cq_map *grown)
+static void fuse_devq_republish(struct fuse_conn *fc, struct fuse_devq_map *grown)
 {
-	struct fuse_cq_topo topo = {
+	struct fuse_devq_topo topo = {
 		.nr_cpus = nr_cpu_ids, .nr_nodes = nr_node_ids,
 	};
-	struct fuse_cq_map *map, *old = NULL;
-	struct fuse_cq_queue *q;
+	struct fuse_devq_map *map, *old = NULL;
+	struct fuse_devq *q;
 	unsigned int n = 0;
 
-	lockdep_assert_held(&fc->cq.mutex);
-	map = grown ?: rcu_dereference_protected(fc->cq.map,
-				lockdep_is_held(&fc->cq.mutex));
+	lockdep_assert_held(&fc->devqs.mutex);
+	map = grown ?: rcu_dereference_protected(fc->devqs.map,
+				lockdep_is_held(&fc->devqs.mutex));
 	spin_lock(&fc->iq.lock);
 	write_seqcount_begin(&map->seq);
-	list_for_each_entry(q, &fc->cq.queues, entry)
+	list_for_each_entry(q, &fc->devqs.queues, entry)
 		if (q->fud && q->bind_flags && !WARN_ON(n >= map->capacity))
 			WRITE_ONCE(map->slots[n++], q);
 	WRITE_ONCE(map->nr_queues, n);
-	fuse_cq_map_fill(map, &topo);
+	fuse_devq_map_fill(map, &topo);
 	write_seqcount_end(&map->seq);
 	if (grown)
-		old = rcu_replace_pointer(fc->cq.map, grown,
-					  lockdep_is_held(&fc->cq.mutex));
+		old = rcu_replace_pointer(fc->devqs.map, grown,
+					  lockdep_is_held(&fc->devqs.mutex));
 	spin_unlock(&fc->iq.lock);
 	if (old)
 		kvfree_rcu(old, rcu);
-	fc->cq.rebuilds++;
+	fc->devqs.rebuilds++;
 }
 
 /* A map with room for @need bound queues, if the current one has none */
-static int fuse_cq_grow(struct fuse_conn *fc, unsigned int need,
-			struct fuse_cq_map **grown)
+static int fuse_devq_grow(struct fuse_conn *fc, unsigned int need,
+			  struct fuse_devq_map **grown)
 {
-	struct fuse_cq_topo topo = {
+	struct fuse_devq_topo topo = {
 		.nr_cpus = nr_cpu_ids, .nr_nodes = nr_node_ids,
 	};
-	struct fuse_cq_map *map = rcu_dereference_protected(fc->cq.map,
-				lockdep_is_held(&fc->cq.mutex));
+	struct fuse_devq_map *map = rcu_dereference_protected(fc->devqs.map,
+				lockdep_is_held(&fc->devqs.mutex));
 	bool new_cursor = false;
 
 	*grown = NULL;
 	if (map && need <= map->capacity)
 		return 0;
-	if (!fc->cq.cursor) {
-		fc->cq.cursor = alloc_percpu_gfp(unsigned int,
-						 GFP_KERNEL_ACCOUNT);
-		if (!fc->cq.cursor)
+	if (!fc->devqs.cursor) {
+		fc->devqs.cursor = alloc_percpu_gfp(unsigned int,
+						    GFP_KERNEL_ACCOUNT);
+		if (!fc->devqs.cursor)
 			return -ENOMEM;
 		new_cursor = true;
 	}
-	*grown = fuse_cq_map_alloc(&topo, roundup_pow_of_two(max(need, 4U)),
-				   &fc->iq.lock, fc->cq.cursor);
+	*grown = fuse_devq_map_alloc(&topo, roundup_pow_of_two(max(need, 4U)),
+				     &fc->iq.lock, fc->devqs.cursor);
 	if (*grown)
 		return 0;
 	/* A failed first binding leaves nothing behind */
 	if (new_cursor) {
-		free_percpu(fc->cq.cursor);
-		fc->cq.cursor = NULL;
+		free_percpu(fc->devqs.cursor);
+		fc->devqs.cursor = NULL;
 	}
 	return -ENOMEM;
 }
@@ -1347,24 +1343,24 @@ static int fuse_cq_grow(struct fuse_conn *fc, unsigned int need,
  * to where the new map sends it.  Only the allocation of a larger map can
  * fail, before anything changed; an unbind never allocates.
  */
-static int fuse_cq_set_binding(struct fuse_conn *fc, struct fuse_cq_queue *q,
-			       const struct fuse_dev_bind *b)
+static int fuse_devq_set_binding(struct fuse_conn *fc, struct fuse_devq *q,
+				 const struct fuse_dev_bind *b)
 {
 	u32 flags = b->flags & (FUSE_DEV_BIND_CPU | FUSE_DEV_BIND_NODE);
 	bool strict = b->flags & FUSE_DEV_BIND_STRICT;
 	int node = flags & FUSE_DEV_BIND_CPU ? cpu_to_node(b->cpu) : b->node;
-	int bound = fuse_cq_nr_bound(fc);
+	int bound = fuse_devq_nr_bound(fc);
 	bool was = q->bind_flags;
-	struct fuse_cq_map *grown;
+	struct fuse_devq_map *grown;
 	LIST_HEAD(to_end);
 	int err;
 
-	lockdep_assert_held(&fc->cq.mutex);
+	lockdep_assert_held(&fc->devqs.mutex);
 	if (q->bind_flags == flags && q->cpu == b->cpu && q->node == node &&
 	    q->strict == strict)
 		return 0;
 	if (flags) {
-		err = fuse_cq_grow(fc, bound + !was, &grown);
+		err = fuse_devq_grow(fc, bound + !was, &grown);
 		if (err)
 			return err;
 		/* Routable before senders can find it in the map */
@@ -1380,18 +1376,18 @@ static int fuse_cq_set_binding(struct fuse_conn *fc, struct fuse_cq_queue *q,
 	WRITE_ONCE(q->cpu, flags & FUSE_DEV_BIND_CPU ? b->cpu : -1);
 	WRITE_ONCE(q->node, flags ? node : NUMA_NO_NODE);
 	WRITE_ONCE(q->strict, strict);
-	fuse_cq_republish(fc, grown);
+	fuse_devq_republish(fc, grown);
 
 	spin_lock(&q->iq.lock);
 	WRITE_ONCE(q->routable, flags != 0);
 	if (was)
-		fuse_cq_drain_locked(fc, &q->iq, &to_end);
+		fuse_devq_drain_locked(fc, &q->iq, &to_end);
 	spin_unlock(&q->iq.lock);
 
 	/* The first binding: what waits on the shared queue goes to its CPU */
 	if (!bound && flags) {
 		spin_lock(&fc->iq.lock);
-		fuse_cq_drain_locked(fc, &fc->iq, &to_end);
+		fuse_devq_drain_locked(fc, &fc->iq, &to_end);
 		spin_unlock(&fc->iq.lock);
 	}
 
@@ -1401,15 +1397,15 @@ static int fuse_cq_set_binding(struct fuse_conn *fc, struct fuse_cq_queue *q,
 	 */
 	wake_up_all(&q->iq.waitq);
 	wake_up_all(&fc->iq.waitq);
-	fuse_cq_end(&to_end);
+	fuse_devq_end(&to_end);
 	return 0;
 }
 
-static int fuse_cq_check_bind(const struct fuse_dev_bind *b)
+static int fuse_devq_check_bind(const struct fuse_dev_bind *b)
 {
 	u32 strict = b->flags & FUSE_DEV_BIND_STRICT;
 
-	if (b->padding || (b->flags & ~FUSE_CQ_BIND_FLAGS))
+	if (b->padding || (b->flags & ~FUSE_DEVQ_BIND_FLAGS))
 		return -EINVAL;
 
 	switch (b->flags & ~FUSE_DEV_BIND_STRICT) {
@@ -1439,15 +1435,15 @@ static int fuse_cq_check_bind(const struct fuse_dev_bind *b)
 }
 
 /**
- * fuse_cq_ioctl_bind - FUSE_DEV_IOC_BIND: bind or unbind a device
+ * fuse_devq_ioctl_bind - FUSE_DEV_IOC_BIND: bind or unbind a device
  * @fud: the device
  * @argp: the struct fuse_dev_bind
  *
  * Return: 0, or a negative errno as documented in uapi/linux/fuse.h; on
  * error nothing has changed.
  */
-long fuse_cq_ioctl_bind(struct fuse_dev *fud,
-			const struct fuse_dev_bind __user *argp)
+long fuse_devq_ioctl_bind(struct fuse_dev *fud,
+			  const struct fuse_dev_bind __user *argp)
 {
 	struct fuse_conn *fc = fud->fc;
 	struct fuse_dev_bind b;
@@ -1455,22 +1451,22 @@ long fuse_cq_ioctl_bind(struct fuse_dev *fud,
 
 	if (copy_from_user(&b, argp, sizeof(b)))
 		return -EFAULT;
-	err = fuse_cq_check_bind(&b);
+	err = fuse_devq_check_bind(&b);
 	if (err)
 		return err;
-	if (!fud->cq)
+	if (!fud->devq)
 		return -EPERM;
 
-	mutex_lock(&fc->cq.mutex);
+	mutex_lock(&fc->devqs.mutex);
 	err = -ENOTCONN;
 	if (READ_ONCE(fc->connected))
-		err = fuse_cq_set_binding(fc, fud->cq, &b);
-	mutex_unlock(&fc->cq.mutex);
+		err = fuse_devq_set_binding(fc, fud->devq, &b);
+	mutex_unlock(&fc->devqs.mutex);
 	return err;
 }
 
 /**
- * fuse_cq_ioctl_get_bind - FUSE_DEV_IOC_GET_BIND: report a device's binding
+ * fuse_devq_ioctl_get_bind - FUSE_DEV_IOC_GET_BIND: report a device's binding
  * @fud: the device
  * @argp: gets the struct fuse_dev_bind
  *
@@ -1478,14 +1474,14 @@ long fuse_cq_ioctl_bind(struct fuse_dev *fud,
  *
  * Return: 0 or -EFAULT.
  */
-long fuse_cq_ioctl_get_bind(struct fuse_dev *fud,
-			    struct fuse_dev_bind __user *argp)
+long fuse_devq_ioctl_get_bind(struct fuse_dev *fud,
+			      struct fuse_dev_bind __user *argp)
 {
 	struct fuse_dev_bind b = { .cpu = -1, .node = NUMA_NO_NODE };
-	struct fuse_cq_queue *q = fud->cq;
+	struct fuse_devq *q = fud->devq;
 
 	if (q) {
-		mutex_lock(&fud->fc->cq.mutex);
+		mutex_lock(&fud->fc->devqs.mutex);
 		if (q->bind_flags) {
 			b.flags = q->bind_flags;
 			if (q->strict)
@@ -1493,47 +1489,48 @@ long fuse_cq_ioctl_get_bind(struct fuse_dev *fud,
 			b.cpu = q->cpu;
 			b.node = q->node;
 		}
-		mutex_unlock(&fud->fc->cq.mutex);
+		mutex_unlock(&fud->fc->devqs.mutex);
 	}
 	return copy_to_user(argp, &b, sizeof(b)) ? -EFAULT : 0;
 }
 
 /**
- * fuse_cq_dev_release - a device is going away: unbind it, reroute its queue
+ * fuse_devq_dev_release - a device is going away: unbind it, reroute its queue
  * @fud: the device
  *
  * Called before its processing queue is ended.  What is pending on its
  * queue is routed again (to the shared queue if nothing else is bound);
  * interrupts stay, for the requests it read, which the caller ends.  The
  * map is rebuilt in place, so this cannot fail for want of memory.  The
- * queue returns to the pool when the device is freed (fuse_cq_detach()).
+ * queue returns to the pool when the device is freed (fuse_devq_detach()).
  */
-void fuse_cq_dev_release(struct fuse_dev *fud)
+void fuse_devq_dev_release(struct fuse_dev *fud)
 {
 	static const struct fuse_dev_bind unbind = {
 		.cpu = -1, .node = NUMA_NO_NODE,
 	};
-	struct fuse_cq_queue *q = fud->cq;
+	struct fuse_devq *q = fud->devq;
 	struct fuse_conn *fc = fud->fc;
 	LIST_HEAD(to_end);
 
 	if (!q)
 		return;
 
-	mutex_lock(&fc->cq.mutex);
+	mutex_lock(&fc->devqs.mutex);
 	if (q->bind_flags)
-		WARN_ON(fuse_cq_set_binding(fc, q, &unbind));
+		WARN_ON(fuse_devq_set_binding(fc, q, &unbind));
 	spin_lock(&q->iq.lock);
 	q->fud = NULL;
-	fuse_cq_drain_locked(fc, &q->iq, &to_end);
+	fuse_devq_drain_locked(fc, &q->iq, &to_end);
 	spin_unlock(&q->iq.lock);
-	mutex_unlock(&fc->cq.mutex);
-	fuse_cq_end(&to_end);
+	mutex_unlock(&fc->devqs.mutex);
+	fuse_devq_end(&to_end);
 }
 
+#ifdef FUSE_UNIQUE_RESEND	/* FUSE_NOTIFY_RESEND, since Linux 6.9 */
 /* Put a resent request at the head of @to, locked */
-static void fuse_cq_put_back(struct fuse_req *req, struct fuse_iqueue *to,
-			     struct list_head *to_end)
+static void fuse_devq_put_back(struct fuse_req *req, struct fuse_iqueue *to,
+			       struct list_head *to_end)
 {
 	if (to->connected) {
 		set_bit(FR_PENDING, &req->flags);
@@ -1552,8 +1549,8 @@ static void fuse_cq_put_back(struct fuse_req *req, struct fuse_iqueue *to,
  * gone, it is routed anew.  Both queues are locked while it moves, so a
  * requester that gives up meanwhile finds it where it is.
  */
-static void fuse_cq_requeue(struct fuse_conn *fc, struct fuse_req *req,
-			    struct list_head *to_end)
+static void fuse_devq_requeue(struct fuse_conn *fc, struct fuse_req *req,
+			      struct list_head *to_end)
 {
 	struct fuse_iqueue *fiq = fuse_req_lock_fiq(req), *to = NULL;
 
@@ -1561,105 +1558,103 @@ static void fuse_cq_requeue(struct fuse_conn *fc, struct fuse_req *req,
 	if (test_bit(FR_INTERRUPTED, &req->flags))
 		list_del_init(&req->intr_entry);
 	req->in.h.unique |= FUSE_UNIQUE_RESEND;
-	if (fiq->clone && !fuse_cq_of(fiq)->fud)
-		to = fuse_cq_other(fc, req->cpu, fiq);
+	if (fuse_iq_is_devq(fiq) && !fuse_devq_of(fiq)->fud)
+		to = fuse_devq_other(fc, req->cpu, fiq);
 	if (to) {
 		spin_lock_nested(&to->lock, SINGLE_DEPTH_NESTING);
-		fuse_cq_put_back(req, to, to_end);
+		fuse_devq_put_back(req, to, to_end);
 		spin_unlock(&to->lock);
 	} else {
 		to = fiq;
-		fuse_cq_put_back(req, fiq, to_end);
+		fuse_devq_put_back(req, fiq, to_end);
 	}
 	spin_unlock(&fiq->lock);
 	/* On the shared queue while devices are bound: they may help */
-	if (!to->clone)
-		fuse_cq_queued_intr(fc, to);
+	if (!fuse_iq_is_devq(to))
+		fuse_devq_queued_intr(fc, to);
 	else
-		fuse_cq_kick(fc, to);
+		fuse_devq_kick(fc, to);
 }
 
 /**
- * fuse_cq_resend - FUSE_NOTIFY_RESEND: queue read requests again
- * @fc: the connection, its cq mutex held since the requests were taken
+ * fuse_devq_resend - FUSE_NOTIFY_RESEND: queue read requests again
+ * @fc: the connection, its devqs mutex held since the requests were taken
  *	off the processing queues
  * @reqs: those requests, oldest first
  * @to_end: gets those whose queue is disconnected
  */
-void fuse_cq_resend(struct fuse_conn *fc, struct list_head *reqs,
-		    struct list_head *to_end)
+void fuse_devq_resend(struct fuse_conn *fc, struct list_head *reqs,
+		      struct list_head *to_end)
 {
 	struct fuse_req *req, *next;
 
-	lockdep_assert_held(&fc->cq.mutex);
+	lockdep_assert_held(&fc->devqs.mutex);
 	/* Newest first, each to the head of its queue: oldest read first */
 	list_for_each_entry_safe_reverse(req, next, reqs, list) {
 		list_del_init(&req->list);
-		fuse_cq_requeue(fc, req, to_end);
+		fuse_devq_requeue(fc, req, to_end);
 	}
 }
+#endif
 
 /* ---- topology ---- */
 
-static void fuse_cq_topo_workfn(struct work_struct *work)
+static void fuse_devq_topo_workfn(struct work_struct *work)
 {
 	struct fuse_conn *fc;
 
 	mutex_lock(&fuse_mutex);
 	list_for_each_entry(fc, &fuse_conn_list, entry) {
-		mutex_lock(&fc->cq.mutex);
-		if (rcu_access_pointer(fc->cq.map))
-			fuse_cq_republish(fc, NULL);
-		mutex_unlock(&fc->cq.mutex);
+		mutex_lock(&fc->devqs.mutex);
+		if (rcu_access_pointer(fc->devqs.map))
+			fuse_devq_republish(fc, NULL);
+		mutex_unlock(&fc->devqs.mutex);
 	}
 	mutex_unlock(&fuse_mutex);
 }
 
-static DECLARE_WORK(fuse_cq_topo_work, fuse_cq_topo_workfn);
-static enum cpuhp_state fuse_cq_hp_state;
+static DECLARE_WORK(fuse_devq_topo_work, fuse_devq_topo_workfn);
+static enum cpuhp_state fuse_devq_hp_state;
 
 /* A CPU came online, perhaps on another node than before: route anew */
-static int fuse_cq_cpu_online(unsigned int cpu)
+static int fuse_devq_cpu_online(unsigned int cpu)
 {
-	schedule_work(&fuse_cq_topo_work);
+	schedule_work(&fuse_devq_topo_work);
 	return 0;
 }
 
 /**
- * fuse_cq_init - set up clone queues at module load
+ * fuse_devq_init - set up device queues at module load
  *
- * Registers the CPU-hotplug callback that rebuilds routing maps, and says
- * in the kernel log which fuse module is loaded.
+ * Registers the CPU-hotplug callback that rebuilds routing maps.
  *
  * Return: 0 or a negative errno.
  */
-int __init fuse_cq_init(void)
+int __init fuse_devq_init(void)
 {
 	int ret;
 
-	fuse_cq_steal_delay = max(msecs_to_jiffies(FUSE_CQ_STEAL_DELAY_MS), 1UL);
+	fuse_devq_steal_delay = max(msecs_to_jiffies(FUSE_DEVQ_STEAL_DELAY_MS), 1UL);
 	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "fs/fuse:online",
-					fuse_cq_cpu_online, NULL);
+					fuse_devq_cpu_online, NULL);
 	if (ret < 0)
 		return ret;
-	fuse_cq_hp_state = ret;
-	pr_info("per-clone input queues available (version %s, base %s)\n",
-		FUSE_CQ_VERSION, FUSE_CQ_BASE);
+	fuse_devq_hp_state = ret;
 	return 0;
 }
 
 /**
- * fuse_cq_exit - undo fuse_cq_init() at module unload
+ * fuse_devq_exit - undo fuse_devq_init() at module unload
  */
-void fuse_cq_exit(void)
+void fuse_devq_exit(void)
 {
-	cpuhp_remove_state_nocalls(fuse_cq_hp_state);
-	cancel_work_sync(&fuse_cq_topo_work);
+	cpuhp_remove_state_nocalls(fuse_devq_hp_state);
+	cancel_work_sync(&fuse_devq_topo_work);
 }
 
 /* ---- statistics ---- */
 
-static unsigned int fuse_cq_count_queued(struct fuse_iqueue *fiq)
+static unsigned int fuse_devq_count_queued(struct fuse_iqueue *fiq)
 {
 	struct fuse_forget_link *f;
 	unsigned int n;
@@ -1672,7 +1667,7 @@ static unsigned int fuse_cq_count_queued(struct fuse_iqueue *fiq)
 	return n;
 }
 
-static const char *fuse_cq_bind_name(const struct fuse_cq_queue *q)
+static const char *fuse_devq_bind_name(const struct fuse_devq *q)
 {
 	if (q->bind_flags & FUSE_DEV_BIND_CPU)
 		return q->strict ? "cpu!" : "cpu";
@@ -1682,7 +1677,7 @@ static const char *fuse_cq_bind_name(const struct fuse_cq_queue *q)
 }
 
 /**
- * fuse_cq_show - the fusectl "clone_queues" file of a connection
+ * fuse_devq_show - the fusectl "dev_queues" file of a connection
  * @m: the seq_file
  * @fc: the connection
  *
@@ -1694,18 +1689,18 @@ static const char *fuse_cq_bind_name(const struct fuse_cq_queue *q)
  *
  * Return: 0.
  */
-int fuse_cq_show(struct seq_file *m, struct fuse_conn *fc)
+int fuse_devq_show(struct seq_file *m, struct fuse_conn *fc)
 {
 	struct fuse_dev *fud;
 
 	seq_puts(m, "dev    bind cpu node queued read local_cpu local_node remote took_busy took_stolen took_intr gave_busy gave_stolen gave_intr\n");
-	mutex_lock(&fc->cq.mutex);
+	mutex_lock(&fc->devqs.mutex);
 	seq_printf(m, "shared -    -   -    %u - rebuilds %lu\n",
-		   fuse_cq_count_queued(&fc->iq), fc->cq.rebuilds);
+		   fuse_devq_count_queued(&fc->iq), fc->devqs.rebuilds);
 	spin_lock(&fc->lock);
 	list_for_each_entry(fud, &fc->devices, entry) {
-		struct fuse_cq_queue *q = fud->cq;
-		u64 lv[FUSE_CQ_NR_LEVELS] = {};
+		struct fuse_devq *q = fud->devq;
+		u64 lv[FUSE_DEVQ_NR_LEVELS] = {};
 		unsigned int queued = 0;
 		int i;
 
@@ -1717,20 +1712,20 @@ int fuse_cq_show(struct seq_file *m, struct fuse_conn *fc)
 		spin_lock(&fud->pq.lock);
 		memcpy(lv, q->level, sizeof(lv));
 		spin_unlock(&fud->pq.lock);
-		queued = fuse_cq_count_queued(&q->iq);
+		queued = fuse_devq_count_queued(&q->iq);
 		seq_printf(m, "%-6u %-4s %-3d %-4d %u %llu %llu %llu %llu",
-			   fud->id, fuse_cq_bind_name(q),
+			   fud->id, fuse_devq_bind_name(q),
 			   q->bind_flags ? q->cpu : -1,
-			   q->bind_flags ? q->node : -1, queued,
-			   lv[0] + lv[1] + lv[2], lv[FUSE_CQ_LOCAL_CPU],
-			   lv[FUSE_CQ_LOCAL_NODE], lv[FUSE_CQ_REMOTE]);
-		for (i = 0; i < FUSE_CQ_NR_MOVES; i++)
+			   q->bind_flags ? q->node : NUMA_NO_NODE, queued,
+			   lv[0] + lv[1] + lv[2], lv[FUSE_DEVQ_LOCAL_CPU],
+			   lv[FUSE_DEVQ_LOCAL_NODE], lv[FUSE_DEVQ_REMOTE]);
+		for (i = 0; i < FUSE_DEVQ_NR_MOVES; i++)
 			seq_printf(m, " %ld", atomic_long_read(&q->took[i]));
-		for (i = 0; i < FUSE_CQ_NR_MOVES; i++)
+		for (i = 0; i < FUSE_DEVQ_NR_MOVES; i++)
 			seq_printf(m, " %ld", atomic_long_read(&q->gave[i]));
 		seq_putc(m, '\n');
 	}
 	spin_unlock(&fc->lock);
-	mutex_unlock(&fc->cq.mutex);
+	mutex_unlock(&fc->devqs.mutex);
 	return 0;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Baseline /dev/fuse behaviour that must hold on stock fuse.ko and on the
- * clone-queue series alike, with nothing bound: mount and INIT, requests
+ * Baseline /dev/fuse behaviour that must hold with and without per-device
+ * input queues, with nothing bound: mount and INIT, requests
  * served through FUSE_DEV_IOC_CLONE clones, replies on the wrong clone,
  * abort, the end of the connection, and FUSE_DEV_IOC_CLONE's errors.
  */
@@ -19,26 +19,26 @@
 #include <unistd.h>
 
 #include "fuse_srv.h"
-#include "kselftest_harness.h"
+#include "../../kselftest_harness.h"
 
-FIXTURE(rig) {
+FIXTURE(dev) {
 	struct fsrv srv;
 	char mnt[64];
 };
 
-FIXTURE_SETUP(rig)
+FIXTURE_SETUP(dev)
 {
-	snprintf(self->mnt, sizeof(self->mnt), "/tmp/rig-%d", getpid());
+	snprintf(self->mnt, sizeof(self->mnt), "/tmp/dev-%d", getpid());
 	ASSERT_EQ(0, fsrv_mount(&self->srv, self->mnt));
 }
 
-FIXTURE_TEARDOWN(rig)
+FIXTURE_TEARDOWN(dev)
 {
 	fsrv_destroy(&self->srv);
 	rmdir(self->mnt);
 }
 
-TEST_F(rig, mount_and_init)
+TEST_F(dev, mount_and_init)
 {
 	char path[128];
 	struct stat st;
@@ -56,7 +56,7 @@ TEST_F(rig, mount_and_init)
 	EXPECT_EQ(1, fsrv_find_name(&self->srv, "hello", NULL));
 }
 
-TEST_F(rig, read_through_clones)
+TEST_F(dev, read_through_clones)
 {
 	char path[128], buf[4096];
 	int i, fd, per_fd = 0, total = 0;
@@ -86,7 +86,7 @@ TEST_F(rig, read_through_clones)
 	EXPECT_EQ(200, fsrv_count_name_prefix(&self->srv, "c-", -1));
 }
 
-TEST_F(rig, reply_on_wrong_clone_is_enoent)
+TEST_F(dev, reply_on_wrong_clone_is_enoent)
 {
 	char buf[FSRV_BUFSIZE];
 	struct fuse_in_header *in = (void *)buf;
@@ -116,7 +116,7 @@ TEST_F(rig, reply_on_wrong_clone_is_enoent)
 	EXPECT_EQ(0, fsrv_job_wait(&job));
 }
 
-TEST_F(rig, abort_gives_enotconn)
+TEST_F(dev, abort_gives_enotconn)
 {
 	char path[128];
 	struct stat st;
@@ -130,7 +130,7 @@ TEST_F(rig, abort_gives_enotconn)
 	EXPECT_EQ(ENOTCONN, errno);
 }
 
-TEST_F(rig, closing_every_fd_ends_the_connection)
+TEST_F(dev, closing_every_fd_ends_the_connection)
 {
 	struct fsrv_job job;
 	char path[128];
@@ -152,7 +152,7 @@ TEST_F(rig, closing_every_fd_ends_the_connection)
 	EXPECT_EQ(ENOTCONN, errno);
 }
 
-TEST_F(rig, poll_reports_pending)
+TEST_F(dev, poll_reports_pending)
 {
 	struct pollfd pfd = { .fd = self->srv.fds[0], .events = POLLIN };
 	struct fsrv_job job;
@@ -165,7 +165,7 @@ TEST_F(rig, poll_reports_pending)
 	EXPECT_EQ(0, fsrv_job_wait(&job));
 }
 
-TEST_F(rig, clone_ioctl_errors)
+TEST_F(dev, clone_ioctl_errors)
 {
 	uint32_t src;
 	int fd, null_fd, other;
