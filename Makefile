@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# FUSE per-device input queues: an out-of-tree fuse.ko for Linux 6.12.
+# FUSE per-device input queues: an out-of-tree fuse.ko for Linux 6.12 and
+# 6.1 (Debian 12's kernel).
 #
 #   make demo      build fuse.ko, boot a 4-CPU 2-node guest, show routing
-#   make check     build everything and run every test in the guest
+#                  (BASE=6.1: on Debian 12's own kernel binary)
+#   make check     build everything and run every test in the guests, on
+#                  both bases
 #   make bench     stock vs ours benchmark table (build/bench/results.md),
 #                  and fio against libfuse daemons (build/bench/fio/)
 #   make pathprof  instructions per request by function, stock vs ours
@@ -13,21 +16,33 @@
 #                  soak: chaos stress test on ours in the debug guest (or
 #                  the KCSAN or PREEMPT_RT guest)
 #   make KDIR=/lib/modules/$(uname -r)/build
-#                  build our fuse.ko for that (6.12.y, CONFIG_FUSE_FS=m) kernel
+#                  build our fuse.ko for that kernel (6.12.y or 6.1.y,
+#                  CONFIG_FUSE_FS=m; the base follows the kernel)
 #   make install   build and install it for the running kernel (or KDIR)
 #   make dkms-install
-#                  the same through DKMS, for every installed 6.12.y kernel
+#                  the same through DKMS, for every installed 6.12.y and
+#                  6.1.y kernel
 #   make series    the series to mail or to git am (build/series/)
+#   make series-range
+#                  both series built, and git range-diff between them
 #   make libfuse-work
 #                  Debian's libfuse 3 with libfuse/patches (-o clone_bind)
 #
-# Everything is built under build/ (ignored).  The series lives in patches/;
-# build/work is a git work tree of the base with the series applied: edit
-# and commit there, then "make patches".
+# BASE=6.1 points the targets that work on one base (work, patches, demo,
+# series, series-check, stress, checkpatch) at Linux 6.1; the default is
+# 6.12.  Everything is built under build/ (ignored; build/6.1 for 6.1).
+# The series live in patches/6.12 and patches/6.1; build/work (build/6.1/
+# work) is a git work tree of the base with its series applied: edit and
+# commit there, then "make patches [BASE=6.1]".
 
 SHELL := /bin/bash
 RIG := ./rig
 export KSRC
+
+# The base: 6.12 (build/) or 6.1 (build/6.1/); see README, Bases
+BASE ?= 6.12
+export BASE
+BUILD := $(if $(filter 6.12,$(BASE)),build,build/$(BASE))
 
 ifneq ($(KDIR),)
 .DEFAULT_GOAL := module
@@ -36,17 +51,15 @@ endif
 all: deps
 	$(RIG)/base.sh
 	$(RIG)/work.sh
-	$(RIG)/kernel.sh debug rig/guest.config
+	$(RIG)/kernel.sh debug
 	KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
-		$(RIG)/modules.sh build/kernel-debug build/modules-debug stock ours
+		$(RIG)/modules.sh $(BUILD)/kernel-debug $(BUILD)/modules-debug stock ours
 	$(RIG)/selftests.sh
 
 # Our fuse.ko for a real kernel build tree
 module: deps
 	@test -n "$(KDIR)" || { echo "usage: make KDIR=/lib/modules/<version>/build"; exit 2; }
-	$(RIG)/base.sh
-	$(RIG)/modules.sh "$(KDIR)" build/module ours
-	@echo "built build/module/ours.ko for $(KDIR)"
+	$(RIG)/module.sh "$(KDIR)"
 
 deps:
 	@$(RIG)/deps.sh
@@ -106,9 +119,9 @@ checkpatch: deps
 series-check: deps
 	$(RIG)/base.sh
 	$(RIG)/work.sh
-	$(RIG)/kernel.sh debug rig/guest.config
+	$(RIG)/kernel.sh debug
 	$(RIG)/selftests.sh
-	$(RIG)/series-check.sh build/kernel-debug build/runs/series-patches
+	$(RIG)/series-check.sh $(BUILD)/kernel-debug $(BUILD)/runs/series-patches
 
 # Installing on a real machine (no deps: nothing else is installed for it).
 # make install/uninstall: KDIR (default: the running kernel's build tree),
@@ -133,8 +146,13 @@ dkms-install:
 # The DKMS build and make install tested without touching the system, and
 # the DKMS-built module in the guest
 dkms-check: deps
-	$(RIG)/dkms-check.sh build/runs/dkms build/runs/host/dkms.tap
-	python3 $(RIG)/verdict.py build/runs/dkms tap:dkms:build/runs/host/dkms.tap
+	$(RIG)/dkms-check.sh $(BUILD)/runs/dkms $(BUILD)/runs/host/dkms.tap
+	python3 $(RIG)/verdict.py $(BUILD)/runs/dkms tap:dkms:$(BUILD)/runs/host/dkms.tap
+
+# Both series applied to their bases, and git range-diff between them
+# (build/series-range.txt)
+series-range: deps
+	$(RIG)/series-range.sh
 
 # The upstream-style series with a cover letter, in build/series/
 series:
@@ -144,19 +162,21 @@ series:
 # build/series applied with git am to a fresh base, built with FUSE=y (and
 # booted: the routing tests on built-in FUSE) and with FUSE=m
 series-boot: deps
-	$(RIG)/series-boot.sh build/runs/series-builtin build/runs/host/series-builtin.tap
-	python3 $(RIG)/verdict.py build/runs/series-builtin \
-		tap:series-builtin:build/runs/host/series-builtin.tap
+	$(RIG)/series-boot.sh $(BUILD)/runs/series-builtin $(BUILD)/runs/host/series-builtin.tap
+	python3 $(RIG)/verdict.py $(BUILD)/runs/series-builtin \
+		tap:series-builtin:$(BUILD)/runs/host/series-builtin.tap
 
 clean:
-	rm -rf build/runs build/modules* build/tests build/module
+	rm -rf $(BUILD)/runs $(BUILD)/modules* $(BUILD)/tests $(BUILD)/module
 
 distclean:
-	@if [ -d build/work/.git ] && [ "$$(git -C build/work rev-parse HEAD)" != "$$(cat build/work/.rig-applied 2>/dev/null)" ]; then \
-		echo "build/work has commits not in patches/: run make patches first"; exit 1; fi
+	@for w in build/work build/6.1/work; do \
+		if [ -d $$w/.git ] && [ "$$(git -C $$w rev-parse HEAD)" != "$$(cat $$w/.rig-applied 2>/dev/null)" ]; then \
+			echo "$$w has commits not in patches/: run make patches (BASE=) first"; exit 1; fi; \
+	done
 	rm -rf build
 
 
 .PHONY: all module deps demo check stress bench bench-manycore work patches checkpatch series-check clean distclean \
 	libfuse-work libfuse-patches bench-fio pathprof \
-	install uninstall reload dkms-source dkms-install dkms-check series series-boot
+	install uninstall reload dkms-source dkms-install dkms-check series series-boot series-range

@@ -1,23 +1,30 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Make the untouched 6.12 base tree available under build/base (or check KSRC).
+# Make the untouched base tree (Linux $BASE) available under build/base, or
+# build/6.1/base (or check KSRC).
 . "$(dirname "$0")/lib.sh"
 
 check_version() {
-	local dir=$1 v p
-	v=$(sed -n 's/^VERSION = //p' "$dir/Makefile")
-	p=$(sed -n 's/^PATCHLEVEL = //p' "$dir/Makefile")
-	[ "$v.$p" = "6.12" ] || die "$dir is Linux $v.$p, not 6.12"
+	local dir=$1 v
+	v=$(tree_version "$dir")
+	[ "$v" = "$BASE" ] || die "$dir is Linux $v, not $BASE (BASE=$BASE)"
 	[ -f "$dir/fs/fuse/dev.c" ] || die "$dir has no fs/fuse/dev.c"
 }
 
+# KSRC is the base of its own version; the other base comes from its tarball
 if [ -n "${KSRC:-}" ]; then
-	check_version "$KSRC"
-	exit 0
+	case " $BASES " in
+	*" $(tree_version "$KSRC") "*) ;;
+	*) die "KSRC=$KSRC is Linux $(tree_version "$KSRC"): the bases are ${BASES// / and }" ;;
+	esac
+	if [ "$(tree_version "$KSRC")" = "$BASE" ]; then
+		check_version "$KSRC"
+		exit 0
+	fi
 fi
 
-tarball=$(ls /usr/src/linux-source-6.12.tar.* 2>/dev/null | head -n1 || true)
-[ -n "$tarball" ] || die "no /usr/src/linux-source-6.12.tar.*: apt-get install linux-source-6.12, or give KSRC=/path/to/6.12"
+tarball=$(ls /usr/src/linux-source-"$BASE".tar.* 2>/dev/null | head -n1 || true)
+[ -n "$tarball" ] || die "no /usr/src/linux-source-$BASE.tar.*: apt-get install linux-source-$BASE, or give KSRC=/path/to/$BASE"
 id=$(stat -c '%s %Y' "$tarball")
 if [ -f "$B/base/.rig-base-id" ] && [ "$(cat "$B/base/.rig-base-id")" = "$id" ]; then
 	exit 0

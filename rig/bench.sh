@@ -18,7 +18,6 @@
 # make bench-manycore sets these for a machine with 16 or more cores.
 . "$(dirname "$0")/lib.sh"
 
-FRAG=$TOP/rig/guest.config
 bench_build
 "$TOP/rig/selftests.sh"
 
@@ -117,7 +116,7 @@ if [ "${BENCH_ICOUNT:-1}" = 1 ]; then
 fi
 
 if [ "${BENCH_LOCKSTAT:-1}" = 1 ]; then
-	"$TOP/rig/kernel.sh" lockstat "$FRAG" "$TOP/rig/bench.config" "$TOP/rig/lockstat.config"
+	"$TOP/rig/kernel.sh" lockstat "$TOP/rig/bench.config" "$TOP/rig/lockstat.config"
 	"$TOP/rig/modules.sh" "$B/kernel-lockstat" "$B/modules-lockstat" stock ours
 	dir=$out/lockstat
 	mkdir -p "$dir"

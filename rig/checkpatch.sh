@@ -7,8 +7,8 @@
 cp=$(base_dir)/scripts/checkpatch.pl
 opts="--strict --no-tree --quiet --show-types --ignore FILE_PATH_CHANGES,SPDX_LICENSE_TAG"
 rc=0
-for p in $(cat "$TOP/patches/series"); do
-	"$cp" $opts "$TOP/patches/$p" || rc=1
+for p in $(cat "$PATCHES/series"); do
+	"$cp" $opts "$PATCHES/$p" || rc=1
 done
 for f in "$TOP"/fs/fuse/*.[ch]; do
 	"$cp" $opts --file "$f" || rc=1

@@ -26,7 +26,7 @@ for f in $want; do
 	fi
 done
 
-A=$B/apt
+A=$BROOT/apt
 mkdir -p "$A/sources.list.d" "$A/preferences.d" "$A/lists/partial" \
 	"$A/cache/archives/partial"
 : > "$A/sources.list"

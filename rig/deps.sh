@@ -3,7 +3,7 @@
 # Install the Debian packages the rig needs, if any is missing.
 . "$(dirname "$0")/lib.sh"
 
-PKGS="linux-source-6.12 build-essential flex bison bc libelf-dev libssl-dev
+PKGS="linux-source-6.12 linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev
       cpio gzip xz-utils kmod git python3 perl sparse busybox-static qemu-system-x86
       libfuse3-dev pkgconf dbench fsmark dkms meson libaio-dev python3-docutils"
 missing=

@@ -5,7 +5,7 @@
 # the engines that need other libraries left out: build/fio/fio.
 . "$(dirname "$0")/lib.sh"
 
-out=$B/fio
+out=$BROOT/fio
 dsc=$("$TOP/rig/debsrc.sh" fio "$out/pkg")
 if [ -x "$out/fio" ] && [ "$(cat "$out/.rig-dsc" 2>/dev/null)" = "${dsc##*/}" ]; then
 	exit 0

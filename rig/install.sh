@@ -23,7 +23,7 @@ proc_modules=${PROC_MODULES:-/proc/modules}
 proc_mounts=${PROC_MOUNTS:-/proc/mounts}
 fusectl=/sys/fs/fuse/connections
 subdir=updates/fuse-clone-queues
-built=$B/module/ours.src
+built=
 
 act() {	# a command that changes the system
 	if [ "${DRY_RUN:-0}" = 1 ]; then
@@ -40,8 +40,7 @@ refuse() {
 
 kernel_release() {
 	[ -f "$kdir/Makefile" ] || refuse "no kernel build tree at $kdir (install linux-headers-$running, or give KDIR=)"
-	cat "$kdir/include/config/kernel.release" 2>/dev/null ||
-		make -s -C "$kdir" kernelrelease
+	kdir_release "$kdir"
 }
 
 has_fusectl() {
@@ -89,8 +88,7 @@ depmod_args=(-a)
 case $action in
 install)
 	preflight
-	"$TOP/rig/base.sh"
-	"$TOP/rig/modules.sh" "$kdir" "$B/module" ours
+	built=$("$TOP/rig/module.sh" "$kdir" | tail -n1)
 	preflight	# again: a mount may have come while we built
 	act mkdir -p "$dest"
 	for m in fuse cuse virtiofs; do

@@ -3,19 +3,69 @@
 set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-B=${B:-$TOP/build}
 JOBS=${JOBS:-$(nproc)}
 
 log() { printf '[rig] %s\n' "$*" >&2; }
 die() { printf '[rig] error: %s\n' "$*" >&2; exit 1; }
 
-# The base tree: KSRC if given, else build/base extracted from Debian's
-# linux-source-6.12 tarball (whatever 6.12.y apt currently serves).
+# The bases the series exists for, and the one a script works on: BASE
+# (6.12 unless told).  Each has its series in patches/BASE and builds
+# under base_build BASE: build/ for 6.12, build/6.1 for 6.1.  BROOT holds
+# what no base owns (libfuse, fio, the apt source lists).
+BASES="6.12 6.1"
+BASE=${BASE:-6.12}
+export BASE
+BROOT=$TOP/build
+base_build() {	# BASE
+	case "$1" in
+	6.12) echo "$BROOT" ;;
+	6.1) echo "$BROOT/6.1" ;;
+	*) die "BASE=$1: the series exists for Linux ${BASES// / and }" ;;
+	esac
+}
+B=$(base_build "$BASE")
+PATCHES=$TOP/patches/$BASE
+
+# The base of a kernel release (6.12.117, 6.1.0-57-amd64), or nothing
+base_of_release() {	# RELEASE
+	local b
+	for b in $BASES; do
+		case "$1" in "$b"|"$b".*|"$b"-*) echo "$b"; return ;; esac
+	done
+}
+
+# The release a kernel build tree builds modules for: UTS_RELEASE, what
+# their vermagic says (Debian's headers say 6.1.0-NN-amd64 there, and the
+# upstream 6.1.y in include/config/kernel.release)
+kdir_release() {	# KDIR
+	local r
+	r=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' \
+		"$1/include/generated/utsrelease.h" 2>/dev/null)
+	[ -n "$r" ] || r=$(cat "$1/include/config/kernel.release" 2>/dev/null)
+	[ -n "$r" ] || r=$(make -s -C "$1" kernelrelease 2>/dev/null)
+	echo "$r"
+}
+
+# The guest kernel's config fragments for BASE: rig/guest.config and
+# what the base needs besides (rig/guest-BASE.config)
+guest_frags() {
+	echo "$TOP/rig/guest.config"
+	[ ! -f "$TOP/rig/guest-$BASE.config" ] || echo "$TOP/rig/guest-$BASE.config"
+}
+
+# The version (6.12) of a kernel source tree
+tree_version() {	# DIR
+	echo "$(sed -n 's/^VERSION = //p' "$1/Makefile").$(sed -n 's/^PATCHLEVEL = //p' "$1/Makefile")"
+}
+
+# The base tree of BASE: KSRC if given and of that version, else base/
+# (build/base, build/6.1/base) extracted from Debian's linux-source-BASE
+# tarball (whatever BASE.y apt currently serves).
 base_dir() {
-	if [ -n "${KSRC:-}" ]; then
+	if [ -n "${KSRC:-}" ] && [ "$(tree_version "$KSRC")" = "$BASE" ]; then
 		echo "$KSRC"
 	else
-		echo "$B/base"
+		echo "$(base_build "$BASE")/base"
 	fi
 }
 
@@ -61,11 +111,34 @@ oot_kbuild() {	# DIR BASE_RELEASE
 	EOF
 }
 
+# The guest on Debian's own kernel binary (BASE=6.1: Debian 12's): the
+# kernel (rig/debkernel.sh, whose settings this sources: DEB_KREL,
+# DEB_VMLINUZ, DEB_KDIR, DEB_MODDIR), our fuse.ko, cuse.ko and
+# virtiofs.ko built against Debian's headers as DKMS builds them, and
+# Debian's own fuse.ko ("stock") and cuse.ko, and the virtio modules that
+# virtiofs needs, from its image: in $B/modules-debian.
+debian_guest_build() {
+	local md=$B/modules-debian m f
+	"$TOP/rig/debkernel.sh"
+	. "$B/debian/env"
+	"$TOP/rig/modules.sh" "$DEB_KDIR" "$md" ours
+	cp "$DEB_MODDIR/kernel/fs/fuse/fuse.ko" "$md/stock.ko"
+	cp "$DEB_MODDIR/kernel/fs/fuse/cuse.ko" "$md/dist-cuse.ko"
+	for m in cuse virtiofs; do
+		[ -f "$md/ours.src/$m.ko" ] || die "no $m.ko built for Debian's $DEB_KREL"
+		cp "$md/ours.src/$m.ko" "$md/$m.ko"
+	done
+	for m in virtio virtio_ring; do
+		f=$DEB_MODDIR/kernel/drivers/virtio/$m.ko
+		[ ! -f "$f" ] || cp "$f" "$md/"
+	done
+}
+
 # make bench and its fio part: the benchmark guest's kernel (no debug
 # options) and stock and our fuse.ko for it
 bench_build() {
 	"$TOP/rig/base.sh"
 	"$TOP/rig/work.sh"
-	"$TOP/rig/kernel.sh" bench "$TOP/rig/guest.config" "$TOP/rig/bench.config"
+	"$TOP/rig/kernel.sh" bench "$TOP/rig/bench.config"
 	"$TOP/rig/modules.sh" "$B/kernel-bench" "$B/modules-bench" stock ours
 }

@@ -4,7 +4,7 @@
 # its tag "base", Debian's fuse3 source) back to libfuse/patches/ and series.
 . "$(dirname "$0")/lib.sh"
 
-work=$B/libfuse/work
+work=$BROOT/libfuse/work
 pdir=$TOP/libfuse/patches
 [ -d "$work/.git" ] || die "no build/libfuse/work: run make libfuse-work"
 git -C "$work" diff --quiet HEAD || die "build/libfuse/work has uncommitted changes"

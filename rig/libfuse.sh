@@ -13,7 +13,7 @@
 # then "make libfuse-patches" writes them back to libfuse/patches/.
 . "$(dirname "$0")/lib.sh"
 
-LF=$B/libfuse
+LF=$BROOT/libfuse
 work=$LF/work
 pdir=$TOP/libfuse/patches
 series=$pdir/series

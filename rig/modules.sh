@@ -18,13 +18,11 @@ work=$B/work
 check_kdir() {
 	local rel
 	[ -f "$kdir/Makefile" ] || die "$kdir is not a kernel build tree"
-	rel=$(cat "$kdir/include/config/kernel.release" 2>/dev/null || true)
-	case "$rel" in
-	6.12|6.12.*|6.12-*) ;;
-	*) die "$kdir is kernel '${rel:-unknown}', not 6.12.y: this patchset is for Linux 6.12 only" ;;
-	esac
+	rel=$(kdir_release "$kdir")
+	[ "$(base_of_release "$rel")" = "$BASE" ] ||
+		die "$kdir is kernel '${rel:-unknown}', not $BASE.y (BASE=$BASE; the series exists for ${BASES// /.y and }.y)"
 	if grep -q '^CONFIG_FUSE_FS=y' "$kdir/.config" 2>/dev/null; then
-		die "$kdir has FUSE built in (CONFIG_FUSE_FS=y), so no fuse.ko can replace it: apply patches/ to your kernel source instead (git am patches/*.patch)"
+		die "$kdir has FUSE built in (CONFIG_FUSE_FS=y), so no fuse.ko can replace it: apply patches/$BASE to your kernel source instead (git am patches/$BASE/*.patch)"
 	fi
 	grep -q '^CONFIG_FUSE_FS=m' "$kdir/.config" 2>/dev/null ||
 		die "$kdir has no CONFIG_FUSE_FS=m"

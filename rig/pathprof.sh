@@ -25,7 +25,7 @@ mkdir -p "$out"
 
 # The plugin, against the plugin API of the QEMU that runs it
 qv=$(dpkg-query -W -f '${Version}' qemu-system-x86)
-src=$B/qemu-src
+src=$BROOT/qemu-src
 hdr=$(find "$src" -path '*/include/qemu/qemu-plugin.h' 2>/dev/null | head -n1)
 if [ -z "$hdr" ]; then
 	dsc=$("$TOP/rig/debsrc.sh" "qemu=$qv" "$src")

@@ -13,7 +13,7 @@
 . "$(dirname "$0")/lib.sh"
 
 "$TOP/rig/libfuse.sh"
-LF=$B/libfuse
+LF=$BROOT/libfuse
 
 mkdir -p "$B/tests"
 rm -f "$B/tests/fuse_clone_bind.so"	# the retired preload library
@@ -26,7 +26,7 @@ make -s -C "$TOP/rig/tests" UAPI="$B/work/include/uapi" OUTPUT="$B/tests" \
 	FUSE3_LIBS="$LF/ours/lib/libfuse3.a"
 {
 	printf 'LF_OURS=%s\nLF_STOCK=%s\n' "$LF/ours" "$LF/stock"
-	[ -x "$B/fio/fio" ] && printf 'FIO=%s\n' "$B/fio/fio"
+	[ -x "$BROOT/fio/fio" ] && printf 'FIO=%s\n' "$BROOT/fio/fio"
 	true
 } > "$B/tests/libfuse.conf"
 {
@@ -35,6 +35,6 @@ make -s -C "$TOP/rig/tests" UAPI="$B/work/include/uapi" OUTPUT="$B/tests" \
 		printf '%s\n' "$LF/$d/example/passthrough_ll" "$LF/$d/example/passthrough_hp"
 	done
 	# make bench: fio (rig/fio.sh), where it was built
-	[ -x "$B/fio/fio" ] && echo "$B/fio/fio"
+	[ -x "$BROOT/fio/fio" ] && echo "$BROOT/fio/fio"
 	true
 } > "$B/tests/initramfs-extra.list"

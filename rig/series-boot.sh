@@ -15,7 +15,8 @@ base=$(base_dir)
 tree=$B/series-tree
 ky=$B/kernel-series-y
 km=$B/kernel-series-m
-frags=("$TOP/rig/guest.config" "$TOP/rig/series-builtin.config")
+mapfile -t frags < <(guest_frags)
+frags+=("$TOP/rig/series-builtin.config")
 
 "$TOP/rig/base.sh"
 "$TOP/rig/series.sh"

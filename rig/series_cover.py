@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """Fill in the cover letter that git format-patch --cover-letter wrote.
 
-usage: series_cover.py COVER.patch COVER-LETTER.txt BASE-RELEASE
+usage: series_cover.py COVER.patch COVER-LETTER.txt BASE-RELEASE [NOTE.txt]
 
 COVER-LETTER.txt (patches/cover-letter.txt) holds the subject on its first
 line, a blank line, then the body; @BASE@ in it is the base release.
-git's shortlog and diffstat stay below the body.
+NOTE.txt (patches/BASE/cover-note.txt), where a base has one, follows the
+body: what the series for that base does differently.  git's shortlog and
+diffstat stay below.
 """
 import sys
 
@@ -15,6 +17,9 @@ def main():
     cover, text, base = sys.argv[1:4]
     with open(text) as f:
         subject, _, body = f.read().replace("@BASE@", base).partition("\n\n")
+    if len(sys.argv) > 4:
+        with open(sys.argv[4]) as f:
+            body = body.rstrip() + "\n\n" + f.read().replace("@BASE@", base)
     with open(cover) as f:
         mail = f.read()
     if "*** SUBJECT HERE ***" not in mail or "*** BLURB HERE ***" not in mail:

@@ -15,7 +15,7 @@ topo=${2:-2node}
 case "$duration" in ''|*[!0-9]*) die "DURATION must be a number of seconds" ;; esac
 
 flavor=${FLAVOR:-debug}
-frags=("$TOP/rig/guest.config")
+frags=()
 case "$flavor" in
 debug) ;;
 kcsan|rt) frags+=("$TOP/rig/$flavor.config") ;;
@@ -24,7 +24,7 @@ esac
 
 "$TOP/rig/base.sh"
 "$TOP/rig/work.sh"
-"$TOP/rig/kernel.sh" "$flavor" "${frags[@]}"
+"$TOP/rig/kernel.sh" "$flavor" ${frags[@]+"${frags[@]}"}
 KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
 	"$TOP/rig/modules.sh" "$B/kernel-$flavor" "$B/modules-$flavor" ours
 "$TOP/rig/selftests.sh"

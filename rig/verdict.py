@@ -28,7 +28,10 @@ SPLAT = re.compile(
     r"INFO: task .* blocked for more than|soft lockup|hard LOCKUP|"
     r"rcu_.*detected stall|kmemleak: .*new suspected|"
     r"unreferenced object|Call Trace:")
-TAP = re.compile(r"^(\s*)(not ok|ok) (\d+) (.*?)(?:\s+#\s*(SKIP|TODO)\b.*)?$")
+# "ok 3 name # SKIP why"; older kselftest harnesses (Linux 6.1's) print a
+# skip as "ok 3 # SKIP why", with the name only on the "#  RUN" line
+TAP = re.compile(r"^(\s*)(not ok|ok) (\d+)(?: (.*?))??(?:\s*#\s*(SKIP|TODO)\b.*)?$")
+HARNESS_RUN = re.compile(r"^#\s+RUN\s+(\S+) \.\.\.")
 
 
 class Verdict:
@@ -85,6 +88,7 @@ class Verdict:
             if m:
                 section, prog, seen, planned, failed_in_prog = \
                     "tap", m.group(2), 0, None, 0
+                last_run = None
                 continue
             m = re.match(r"### EXIT (\d+)", line)
             if m and section == "tap":
@@ -104,6 +108,10 @@ class Verdict:
                 if p and planned is None:
                     planned = int(p.group(1))
                     continue
+                r = HARNESS_RUN.match(line)
+                if r:
+                    last_run = r.group(1)
+                    continue
                 t = TAP.match(line)
                 if t and not t.group(1):
                     seen += 1
@@ -111,11 +119,12 @@ class Verdict:
                         ("pass" if t.group(2) == "ok" else "fail")
                     if status == "fail":
                         failed_in_prog += 1
-                    self.add(f"{tag}/{module}/{prog}/{t.group(4)}", status)
+                    name = t.group(4) or last_run or t.group(3)
+                    self.add(f"{tag}/{module}/{prog}/{name}", status)
             elif section == "ktap":
                 # KUnit cases are indented one level inside their suite
                 t = TAP.match(line)
-                if t and len(t.group(1)) == 4:
+                if t and len(t.group(1)) == 4 and t.group(4):
                     status = "skip" if t.group(5) == "SKIP" else \
                         ("pass" if t.group(2) == "ok" else "fail")
                     self.add(f"{tag}/{module}/kunit/{t.group(4)}", status)

@@ -1,19 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The git work tree of the series: build/work holds the files of the base
-# the series touches (WORK_PATHS), as commit "base", with patches/ applied
-# on top by git am.  Edit and commit there (git commit --fixup and
-# rebase --autosquash for a fix to an earlier patch), then "make patches"
-# writes the series back to patches/ and our own files (the ones the
-# series adds) to the repo, where they live whole.  Our files in the repo
+# The git work tree of the series: build/work (build/6.1/work for
+# BASE=6.1) holds the files of the base the series touches (WORK_PATHS),
+# as commit "base", with patches/BASE applied on top by git am.  Edit and
+# commit there (git commit --fixup and rebase --autosquash for a fix to an
+# earlier patch), then "make patches" writes the series back to
+# patches/BASE and our own files (the ones the series adds) to the repo,
+# where they live whole, one copy for every base.  Our files in the repo
 # must be what the series makes: an edit made to the repo's copy instead
-# is refused here, before anything builds from a tree that differs.
+# (or to one base's series only) is refused here, before anything builds
+# from a tree that differs.
 . "$(dirname "$0")/lib.sh"
 
 base=$(base_dir)
 work=$B/work
-series=$TOP/patches/series
-stamp=$(cd "$TOP/patches" && hash_files series $(cat series))
+series=$PATCHES/series
+stamp=$(cd "$PATCHES" && hash_files series $(cat series))
 
 # Our files in the repo are those the series adds, byte for byte
 check_own_files() {
@@ -21,7 +23,7 @@ check_own_files() {
 	listed=$(own_files "$work")
 	for f in $listed; do
 		if ! cmp -s "$work/$f" "$TOP/$f"; then
-			log "$f: the repo's copy is not what patches/ make"
+			log "$f: the repo's copy is not what patches/$BASE make"
 			bad=1
 		fi
 	done
@@ -31,7 +33,7 @@ check_own_files() {
 			bad=1 ;;
 		esac
 	done
-	[ $bad = 0 ] || die "edit our files in build/work and run 'make patches' (see README, Working on the series)"
+	[ $bad = 0 ] || die "edit our files in ${work#$TOP/} and run 'make patches BASE=$BASE', and bring the other bases' series along (see README, Working on the series)"
 }
 
 if [ -d "$work/.git" ] && [ "$(cat "$work/.rig-stamp" 2>/dev/null)" = "$stamp" ]; then
@@ -42,11 +44,11 @@ if [ -d "$work/.git" ]; then
 	applied=$(cat "$work/.rig-applied" 2>/dev/null || true)
 	if [ "$(git -C "$work" rev-parse HEAD)" != "$applied" ]; then
 		if [ "${FORCE_WORK:-0}" != 1 ]; then
-			die "build/work has commits not in patches/: run 'make patches' first (or FORCE_WORK=1 to drop them)"
+			die "$work has commits not in patches/$BASE: run 'make patches' first (or FORCE_WORK=1 to drop them)"
 		fi
 	fi
 fi
-log "creating build/work from the base and patches/"
+log "creating ${work#$TOP/} from the base and patches/$BASE"
 rm -rf "$work"
 mkdir -p "$work"
 (cd "$base" && tar -cf - $WORK_PATHS) | tar -xf - -C "$work"
@@ -57,11 +59,11 @@ git config user.email "rig@localhost"
 git config core.autocrlf false
 echo "/.rig-*" >> .git/info/exclude
 git add -A
-git commit -q -m "base: $(make -s -C "$base" kernelversion 2>/dev/null || echo 6.12)"
+git commit -q -m "base: $(make -s -C "$base" kernelversion 2>/dev/null || echo "$BASE")"
 git tag -f base >/dev/null
 while IFS= read -r p; do
 	case "$p" in ''|'#'*) continue ;; esac
-	git am -q --keep-cr "$TOP/patches/$p" || die "patch $p does not apply"
+	git am -q --keep-cr "$PATCHES/$p" || die "patch $BASE/$p does not apply"
 done < "$series"
 git rev-parse HEAD > .rig-applied
 echo "$stamp" > .rig-stamp
