@@ -174,8 +174,14 @@ static int quiet_writeback(unsigned int conn)
 	ret = write_file("/proc/sys/vm/dirty_writeback_centisecs", "0");
 	snprintf(path, sizeof(path), "/sys/class/bdi/0:%u/strict_limit",
 		 conn & 0xfffff);
-	if (!ret)
+	if (!ret) {
 		ret = write_file(path, "0");
+		/* No such knob before Linux 6.2: the limit stays, and the
+		 * flusher may start writeback early (flushed_by_other())
+		 */
+		if (ret == -ENOENT)
+			ret = 0;
+	}
 	snprintf(path, sizeof(path), "/sys/class/bdi/0:%u/max_ratio",
 		 conn & 0xfffff);
 	if (!ret)

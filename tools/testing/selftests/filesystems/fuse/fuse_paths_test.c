@@ -167,6 +167,8 @@ TEST_F(paths, resend_reads_each_again_once_on_its_clone)
 	struct fsrv_job j[2];
 	int i, fd_idx;
 
+	if (fsrv_resend_missing(&self->srv))
+		SKIP(return, "%s", fsrv_resend_missing(&self->srv));
 	fsrv_start(&self->srv);
 	fsrv_job_stat(&j[0], self->mnt, "hold-rs0", 0);
 	fsrv_job_stat(&j[1], self->mnt, "hold-rs1", 1);
@@ -198,11 +200,22 @@ TEST_F_TIMEOUT(paths, forgets_return_every_lookup, 180)
 	}
 	TH_LOG("%llu lookups answered; dropping caches",
 	       (unsigned long long)self->srv.lookups);
-	fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
-	ASSERT_GE(fd, 0);
-	ASSERT_EQ(1, write(fd, "2", 1));
-	close(fd);
-	TH_LOG("caches dropped");
+	/*
+	 * drop_caches is best effort: the shrinkers stop once a pass frees
+	 * little, and an inode they passed over (referenced again, or on
+	 * the LRU of a node they did not finish) is evicted by the next
+	 * drop.  A forget that was lost would never come.
+	 */
+	for (i = 0; i < 10; i++) {
+		fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+		ASSERT_GE(fd, 0);
+		ASSERT_EQ(1, write(fd, "2", 1));
+		close(fd);
+		if (FSRV_WAIT(self->srv.forget_nlookup == self->srv.lookups,
+			      1000))
+			break;
+	}
+	TH_LOG("caches dropped %d times", i + 1);
 	EXPECT_TRUE(WAIT_FOR(self->srv.forget_nlookup == self->srv.lookups));
 	TH_LOG("%llu lookups, %llu returned by forgets (%d FORGET, %d BATCH_FORGET)",
 	       (unsigned long long)self->srv.lookups,
@@ -599,6 +612,8 @@ TEST_F_TIMEOUT(own, resend_races_close_and_sigkill, 300)
 	struct stat st;
 	pid_t pid;
 
+	if (fsrv_resend_missing(&self->srv))
+		SKIP(free(buf); return, "%s", fsrv_resend_missing(&self->srv));
 	d = fsrv_clone(&self->srv);
 	ASSERT_EQ(0, fsrv_bind(&self->srv, d, FUSE_DEV_BIND_CPU, 1, -1));
 	ASSERT_EQ(0, fsrv_start_reader(&self->srv, d, -1));

@@ -505,6 +505,18 @@ const char *fsrv_bind_missing(uint32_t need)
 	return why;
 }
 
+const char *fsrv_resend_missing(const struct fsrv *srv)
+{
+	static char why[80];
+
+	if (srv->minor >= 40)
+		return NULL;
+	snprintf(why, sizeof(why),
+		 "no FUSE_NOTIFY_RESEND before protocol 7.40 (this kernel: 7.%u)",
+		 srv->minor);
+	return why;
+}
+
 double fsrv_now_ms(void)
 {
 	struct timespec ts;

@@ -14,6 +14,16 @@
 #include <string.h>
 #include <sys/types.h>
 
+/*
+ * FUSE_NOTIFY_RESEND and its flag came with protocol 7.40 (Linux 6.9); a
+ * tree with an older <linux/fuse.h> builds the tests with these, and
+ * fsrv_resend_missing() skips what needs them.
+ */
+#if FUSE_KERNEL_MINOR_VERSION < 40
+#define FUSE_NOTIFY_RESEND	7
+#define FUSE_UNIQUE_RESEND	0x8000000000000000ULL
+#endif
+
 #define FSRV_MAX_FDS	64
 #define FSRV_BUFSIZE	(FUSE_MIN_READ_BUFFER + 256 * 1024)
 
@@ -82,6 +92,12 @@ int fsrv_bind_features(void);
  * opts out of).
  */
 const char *fsrv_bind_missing(uint32_t need);
+
+/*
+ * Why a test of FUSE_NOTIFY_RESEND cannot run on @srv's connection, or
+ * NULL: the kernel's protocol is older than 7.40 (Linux 6.9).
+ */
+const char *fsrv_resend_missing(const struct fsrv *srv);
 
 double fsrv_now_ms(void);
 
