@@ -1,14 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# make check: build what is missing, run the suite in the guest against our
-# fuse.ko (and stock fuse.ko where it applies) in two topologies, and print
-# the verdict.  The last line is "N passed, N failed, N skipped".
+# make check: build what is missing, run the suite in the guests against
+# our fuse.ko (and stock fuse.ko where it applies) in two topologies, on
+# Linux 6.12 and then on 6.1 (rig/check-6.1.sh), and print the verdict.
+# The last line is "N passed, N failed, N skipped".
 . "$(dirname "$0")/lib.sh"
 
-FRAG=$TOP/rig/guest.config
 "$TOP/rig/base.sh"
 "$TOP/rig/work.sh"
-"$TOP/rig/kernel.sh" debug "$FRAG"
+"$TOP/rig/kernel.sh" debug
 KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
 	"$TOP/rig/modules.sh" "$B/kernel-debug" "$B/modules-debug" stock ours
 "$TOP/rig/selftests.sh"
@@ -57,7 +57,7 @@ guest_run 1node 1node \
 # PREEMPT_RT: spinlocks sleep and preemption is allowed where a non-RT
 # kernel forbids it; the unique ids, the locking and the work-conserving
 # paths run there too (lockdep and atomic-sleep checks, no KASAN).
-"$TOP/rig/kernel.sh" rt "$FRAG" "$TOP/rig/rt.config"
+"$TOP/rig/kernel.sh" rt "$TOP/rig/rt.config"
 KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
 	"$TOP/rig/modules.sh" "$B/kernel-rt" "$B/modules-rt" ours
 FLAVOR=rt guest_run rt 2node \
@@ -97,6 +97,29 @@ fi
 
 "$TOP/rig/sparse.sh" "$B/kernel-debug" > "$B/runs/host/sparse.tap"
 
+# --- Linux 6.1 (patches/6.1) ---
+# Debian 12's own kernel binary and a 6.1 debug kernel (rig/check-6.1.sh);
+# the series patch by patch (host checks: the 6.1 harness cannot select
+# tests for a per-patch guest), checkpatch --strict; and both series
+# side by side: same subjects, messages and files of ours, and git
+# range-diff in build/series-range.txt.  A part that stops early leaves
+# its runs or TAP missing, and the verdict counts them.
+B61=$(base_build 6.1)
+BASE=6.1 "$TOP/rig/check-6.1.sh" || log "check-6.1.sh stopped early"
+runs+=("$B61/runs/6.1-debian" "$B61/runs/6.1-debian-1node" "$B61/runs/6.1-debug")
+BASE=6.1 "$TOP/rig/series-check.sh" "$B61/kernel-debug" "$B61/runs/series-patches" \
+	> "$B/runs/host/series-6.1.tap" || true
+if BASE=6.1 "$TOP/rig/checkpatch.sh" > "$B/runs/host/checkpatch-6.1.log" 2>&1; then
+	echo "ok 1 checkpatch --strict on the 6.1 series" > "$B/runs/host/checkpatch-6.1.tap"
+else
+	sed 's/^/# /' "$B/runs/host/checkpatch-6.1.log"
+	echo "not ok 1 checkpatch --strict on the 6.1 series" > "$B/runs/host/checkpatch-6.1.tap"
+fi
+"$TOP/rig/series-range.sh" > "$B/runs/host/series-range.tap" || true
+base_taps=("tap:host-6.1:$B/runs/host/series-6.1.tap"
+	   "tap:host-6.1:$B/runs/host/checkpatch-6.1.tap"
+	   "tap:series-range:$B/runs/host/series-range.tap")
+
 # --- As users install it (rig/dkms-check.sh, rig/series-boot.sh) ---
 # DKMS builds and installs fuse.ko in trees under build/dkms-test, and make
 # install refuses what it must (host TAP); the DKMS-built module runs the
@@ -115,4 +138,4 @@ install_taps=("tap:dkms:$B/runs/host/dkms.tap"
 
 python3 "$TOP/rig/verdict.py" "${runs[@]}" \
 	"tap:host:$B/runs/host/series.tap" "tap:host:$B/runs/host/checkpatch.tap" \
-	"tap:host:$B/runs/host/sparse.tap" "${install_taps[@]}"
+	"tap:host:$B/runs/host/sparse.tap" "${base_taps[@]}" "${install_taps[@]}"

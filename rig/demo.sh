@@ -4,27 +4,38 @@
 # and run the same workload through one clone per CPU twice: on stock
 # fuse.ko with unbound clones (what libfuse -o clone_fd gets today), and on
 # ours with each clone bound to its CPU.  Prints both runs side by side.
+# BASE=6.1: on Debian 12's own kernel binary, Debian's fuse.ko against ours
+# built for it (rig/debkernel.sh).
 . "$(dirname "$0")/lib.sh"
 
 "$TOP/rig/base.sh"
 "$TOP/rig/work.sh"
-"$TOP/rig/kernel.sh" debug "$TOP/rig/guest.config"
-KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
-	"$TOP/rig/modules.sh" "$B/kernel-debug" "$B/modules-debug" stock ours
+if [ "$BASE" = 6.1 ]; then
+	debian_guest_build
+	kernel=$DEB_VMLINUZ mods=$B/modules-debian
+	what="Debian's kernel $DEB_KREL: Debian's own fuse.ko, then ours"
+	stock="Debian's fuse.ko, clone_fd"
+else
+	"$TOP/rig/kernel.sh" debug
+	KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
+		"$TOP/rig/modules.sh" "$B/kernel-debug" "$B/modules-debug" stock ours
+	kernel=$B/kernel-debug/arch/x86/boot/bzImage mods=$B/modules-debug
+	what="Linux $(cat "$B/kernel-debug/include/config/kernel.release"): stock fuse.ko, then ours"
+	stock="stock fuse.ko, clone_fd"
+fi
 "$TOP/rig/selftests.sh"
 
 dir=${DEMO_DIR:-$B/runs/demo}
 mkdir -p "$dir"
 printf '%s\n' "module stock" "run 300 fuse_demo unbound data" \
 	"module ours" "run 300 fuse_demo bound data" > "$dir/plan"
-"$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
-	"$B/modules-debug" "$B/tests"
-"$TOP/rig/guest.sh" "$B/kernel-debug/arch/x86/boot/bzImage" \
-	"$dir/initramfs.cpio.gz" "$dir" 2node 900
+"$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" "$mods" "$B/tests"
+log "demo on $what"
+"$TOP/rig/guest.sh" "$kernel" "$dir/initramfs.cpio.gz" "$dir" 2node 900
 grep -q '^### DONE' "$dir/results.log" || die "the guest did not finish: see $dir/console.log"
 
 # fuse_demo's "@" lines of the two runs, one table
-python3 - "$dir/results.log" <<'EOF'
+python3 - "$dir/results.log" "$what" "$stock" <<'EOF'
 import re
 import sys
 
@@ -83,6 +94,7 @@ def line(*cols):
 
 
 print()
+print("On %s." % sys.argv[2])
 print("The same workload twice: one thread pinned to each of %s CPUs (%d %s)"
       % (s["cpus"], nodes, "node" if nodes == 1 else "nodes"))
 print("does %s stat() and %s read() on a FUSE mount; the daemon serves it"
@@ -90,7 +102,7 @@ print("does %s stat() and %s read() on a FUSE mount; the daemon serves it"
 print("through one /dev/fuse clone per CPU, each read by a thread pinned to")
 print("that CPU.")
 print()
-line("", "stock fuse.ko, clone_fd", "ours, clones bound to CPUs")
+line("", sys.argv[3], "ours, clones bound to CPUs")
 line("", "(unbound clones)", "(FUSE_DEV_IOC_BIND)")
 line("clone", "%7s  %8s  %9s" % ("served", "own CPU", "own node"),
      "%7s  %8s  %9s" % ("served", "own CPU", "own node"))

@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make check's part on Linux 6.1 (patches/6.1), which rig/check.sh runs
+# after the 6.12 part.  Two guests:
+#   debian  Debian 12's own kernel binary (linux-image-6.1.0-NN-amd64, the
+#           version of linux-source-6.1: rig/debkernel.sh) with our
+#           fuse.ko, cuse.ko and virtiofs.ko built against Debian's headers
+#           as DKMS builds them; "stock" there is Debian's own fuse.ko.
+#           Both topologies (the 1-node one for the routing tests).
+#   debug   a tinyconfig 6.1 kernel built from the base with the debug
+#           guest's options (lockdep, KASAN, kmemleak, KUnit: what Debian's
+#           binary lacks), and stock and our fuse.ko for it.
+# fuse_mem_test's 100000 rounds of clone, bind and close run on Debian's
+# kernel (memcg and slab; it has no failslab, so those cases skip there):
+# under KASAN on 2 cores they take minutes, and the code they churn is
+# the same on both bases (6.12's debug guest runs all of them).
+# What 6.1 lacks is skipped by the tests, saying why (no FUSE_NOTIFY_RESEND
+# before protocol 7.40).  The runs land in build/6.1/runs (6.1-debian,
+# 6.1-debian-1node, 6.1-debug), for verdict.py.
+# usage: BASE=6.1 check-6.1.sh
+. "$(dirname "$0")/lib.sh"
+
+[ "$BASE" = 6.1 ] || die "check-6.1.sh runs with BASE=6.1"
+"$TOP/rig/base.sh"
+"$TOP/rig/work.sh"
+"$TOP/rig/kernel.sh" debug
+KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
+	"$TOP/rig/modules.sh" "$B/kernel-debug" "$B/modules-debug" stock ours
+debian_guest_build
+md=$B/modules-debian
+"$TOP/rig/selftests.sh"
+
+guest_run() {	# NAME KERNEL MODDIR TOPOLOGY PLAN-LINES...
+	local name=$1 kernel=$2 mods=$3 topo=$4 dir=$B/runs/$1
+	shift 4
+	mkdir -p "$dir"
+	printf '%s\n' "$@" > "$dir/plan"
+	"$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" "$mods" "$B/tests"
+	"$TOP/rig/guest.sh" "$kernel" "$dir/initramfs.cpio.gz" "$dir" "$topo" \
+		"${GUEST_TIMEOUT:-1500}"
+}
+
+rm -rf "$B/runs"
+guest_run 6.1-debian "$DEB_VMLINUZ" "$md" 2node \
+	"module stock" \
+	"run 300 fuse_dev_test" \
+	"module ours" \
+	"run 300 fuse_dev_test" \
+	"run 600 fuse_bind_test" \
+	"run 600 fuse_paths_test" \
+	"run 600 fuse_wc_test" \
+	"run 600 fuse_fire_test" \
+	"run 300 fuse_fuzz_test" \
+	"run 300 fuse_stress_test -d 30 -r 10" \
+	"run 600 fuse_mem_test" \
+	"run 120 fuse_companions.sh"
+guest_run 6.1-debian-1node "$DEB_VMLINUZ" "$md" 1node \
+	"module ours" \
+	"run 600 fuse_bind_test" \
+	"run 600 fuse_paths_test" \
+	"run 600 fuse_wc_test" \
+	"run 600 fuse_fire_test" \
+	"run 300 fuse_stress_test -d 20 -r 8 -s 2"
+guest_run 6.1-debug "$B/kernel-debug/arch/x86/boot/bzImage" "$B/modules-debug" 2node \
+	"module stock" \
+	"run 300 fuse_dev_test" \
+	"module ours" \
+	"run 300 fuse_dev_test" \
+	"run 600 fuse_bind_test" \
+	"run 600 fuse_paths_test" \
+	"run 600 fuse_wc_test" \
+	"run 600 fuse_fire_test" \
+	"run 300 fuse_fuzz_test" \
+	"run 300 fuse_stress_test -d 30 -r 10" \
+	"run 300 fuse_kmemleak.sh"

@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make series-range: the series of every base applied to its base (the
+# work trees, rig/work.sh), and git range-diff of the 6.1 series against
+# the 6.12 one, so that only the hunks that differ between the bases need
+# review: build/series-range.txt (and a --no-color copy of what a terminal
+# shows).  Prints TAP: both series apply, they have the same subjects and
+# messages in the same order, and our own files are the same in both (one
+# copy in the repo).
+# usage: series-range.sh [OUT]
+. "$(dirname "$0")/lib.sh"
+
+out=$(realpath -m "${1:-$BROOT/series-range.txt}")
+repo=$BROOT/series-range-git
+n=0 rc=0
+result() {	# RC DESCRIPTION [LOG]
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2"
+		[ -z "${3:-}" ] || sed 's/^/#   /' "$3" | head -20
+		rc=1
+	fi
+}
+
+rm -rf "$repo"
+mkdir -p "$repo"
+g() { git -C "$repo" -c user.name=rig -c user.email=rig@localhost "$@"; }
+g init -q
+for b in $BASES; do
+	r=0
+	{ BASE=$b "$TOP/rig/base.sh" && BASE=$b "$TOP/rig/work.sh"; } > "$repo.log" 2>&1 || r=1
+	result $r "the $b series applies to Linux $b (patches/$b)" "$repo.log"
+	[ $r = 0 ] || continue
+	# The work tree's history, fetched as branches base-B and series-B
+	w=$(base_build "$b")/work
+	g fetch -q "$w" "+refs/tags/base:refs/heads/base-$b" "+HEAD:refs/heads/series-$b"
+done
+[ $rc = 0 ] || { echo "1..$n"; exit 1; }
+
+set -- $BASES
+first=$1 second=$2
+msgs() { g log --reverse --format='%B%x00' "base-$1..series-$1"; }
+r=0
+diff <(g log --reverse --format=%s "base-$first..series-$first") \
+	<(g log --reverse --format=%s "base-$second..series-$second") > "$repo.log" 2>&1 || r=1
+result $r "the $first and $second series have the same subjects, in the same order" "$repo.log"
+r=0
+diff <(msgs "$first") <(msgs "$second") > "$repo.log" 2>&1 || r=1
+result $r "the $first and $second series have the same messages" "$repo.log"
+r=0
+: > "$repo.log"
+for f in $(g diff --name-only --diff-filter=A "base-$first" "series-$first" -- $OWN_PATHS); do
+	if ! cmp -s <(g show "series-$first:$f") <(g show "series-$second:$f" 2>/dev/null); then
+		echo "$f differs" >> "$repo.log"
+		r=1
+	fi
+done
+result $r "our own files are the same in both series" "$repo.log"
+
+{
+	echo "# git range-diff of the Linux $second series against the Linux $first one"
+	echo "# ($(g rev-parse --short "series-$first") on $(g log -1 --format=%s "base-$first");"
+	echo "#  $(g rev-parse --short "series-$second") on $(g log -1 --format=%s "base-$second"))"
+	g range-diff --no-color "base-$first..series-$first" "base-$second..series-$second"
+} > "$out"
+r=0
+grep -Eq '^ *[0-9]+: +[0-9a-f]+ [=!] +[0-9]+:' "$out" || r=1
+result $r "git range-diff pairs the patches of both series: ${out#$TOP/}" "$out"
+log "range-diff: ${out#$TOP/} ($(grep -Ec '^ *[0-9]+: +[0-9a-f]+ = ' "$out") patches identical, $(grep -Ec '^ *[0-9]+: +[0-9a-f]+ ! ' "$out") differ)"
+echo "1..$n"
+exit $rc
