@@ -8,7 +8,7 @@
  */
 #include <linux/module.h>
 
-#define FUSE_OOT_VERSION "1.2"
+#define FUSE_OOT_VERSION "1.3"
 
 MODULE_VERSION(FUSE_OOT_VERSION);
 MODULE_INFO(base, FUSE_OOT_BASE);

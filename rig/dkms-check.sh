@@ -4,9 +4,11 @@
 # builds and installs our fuse.ko for the guest kernel in trees under
 # build/dkms-test (not /var/lib/dkms, /usr/src or /lib/modules), the module
 # is checked (version, base, precedence over the kernel's own fuse.ko) and
-# then loaded in a guest that runs the routing tests on it; and make
-# install is run against stand-ins for /proc/modules and /proc/mounts to
-# see it refuse to replace a fuse.ko that FUSE mounts still use.
+# then loaded in a guest that runs the routing tests on it; DKMS and make
+# install build the 6.1 sources for Debian 12's own kernel, against its
+# headers (rig/debkernel.sh); and make install is run against stand-ins
+# for /proc/modules and /proc/mounts to see it refuse to replace a fuse.ko
+# that FUSE mounts still use.
 # usage: dkms-check.sh RUNDIR TAPFILE
 #   RUNDIR:  the guest run, for verdict.py
 #   TAPFILE: the host-side cases, for verdict.py as tap:dkms:TAPFILE
@@ -19,7 +21,7 @@ name=fuse-clone-queues
 
 "$TOP/rig/base.sh"
 "$TOP/rig/work.sh"
-"$TOP/rig/kernel.sh" debug "$TOP/rig/guest.config"
+"$TOP/rig/kernel.sh" debug
 "$TOP/rig/selftests.sh"
 # stock.ko stands for the kernel's own fuse.ko
 [ -f "$B/modules-debug/stock.ko" ] ||
@@ -47,6 +49,11 @@ check() {	# DESCRIPTION COMMAND...: one case, its output kept for a failure
 
 rel=$(cat "$kdir/include/config/kernel.release")
 base_rel=$(make -s -C "$(base_dir)" kernelversion)
+# Debian 12's kernel and the 6.1 base
+BASE=6.1 "$TOP/rig/base.sh"
+BASE=6.1 "$TOP/rig/debkernel.sh"
+. "$(base_build 6.1)/debian/env"
+base61_rel=$(make -s -C "$(BASE=6.1 base_dir)" kernelversion)
 ver=$(oot_version)
 rm -rf "$t"
 mkdir -p "$t/tree" "$t/root/lib/modules/$rel/kernel/fs/fuse" "$t/mods"
@@ -56,9 +63,11 @@ sys_before=$(ls -la /var/lib/dkms /usr/src 2>&1 | sha256sum)
 # No module signing here: no key is made in /var/lib/dkms
 export sign_file=/nonexistent
 dk=(--sourcetree "$B/dkms" --dkmstree "$t/tree" --installtree "$t/root/lib/modules")
-check "dkms: make dkms-source writes $name-$ver with dkms.conf and Kbuild" \
+check "dkms: make dkms-source writes $name-$ver with dkms.conf and a Kbuild per base" \
 	bash -c '"$1/rig/dkms.sh" source && grep -qx "PACKAGE_VERSION=\"$2\"" "$3/dkms.conf" &&
-		grep -q "FUSE_OOT_BASE=.\"$4\"" "$3/Kbuild"' - "$TOP" "$ver" "$B/dkms/$name-$ver" "$base_rel"
+		grep -q "FUSE_OOT_BASE=.\"$4\"" "$3/6.12/Kbuild" &&
+		grep -q "FUSE_OOT_BASE=.\"$5\"" "$3/6.1/Kbuild"' \
+	- "$TOP" "$ver" "$B/dkms/$name-$ver" "$base_rel" "$base61_rel"
 if ! command -v dkms >/dev/null; then
 	result 1 "dkms: installed (apt-get install dkms)"
 else
@@ -88,9 +97,20 @@ else
 		"${dk[@]}" > "$t/case.log" 2>&1 || rc=$?
 	result $((rc != 77)) "dkms: skips a 6.12 kernel with FUSE built in (rc $rc)" "$t/case.log"
 	rc=0
-	dkms build -m "$name" -v "$ver" -k 6.1.0 --kernelsourcedir "$kdir" \
+	dkms build -m "$name" -v "$ver" -k 6.10.0 --kernelsourcedir "$kdir" \
 		"${dk[@]}" > "$t/case.log" 2>&1 || rc=$?
-	result $((rc != 77)) "dkms: skips a kernel that is not 6.12 (rc $rc)" "$t/case.log"
+	result $((rc != 77)) "dkms: skips a kernel that is neither 6.12 nor 6.1 (6.10.0, rc $rc)" "$t/case.log"
+	# Debian 12: the 6.1 sources, against Debian's own headers
+	check "dkms: build for Debian's $DEB_KREL, against its headers" \
+		dkms build -m "$name" -v "$ver" -k "$DEB_KREL" \
+		--kernelsourcedir "$DEB_KDIR" -j "$JOBS" "${dk[@]}"
+	dko=$t/tree/$name/$ver/$DEB_KREL/x86_64/module
+	check "dkms: fuse.ko, cuse.ko and virtiofs.ko for $DEB_KREL, base $base61_rel" bash -c \
+		'for m in fuse cuse virtiofs; do test -f "$1/$m.ko" || exit 1; done
+		 modinfo -F vermagic "$1/fuse.ko" | grep -q "^$2 " &&
+		 test "$(modinfo -F base "$1/fuse.ko")" = "$3" &&
+		 test "$(modinfo -F version "$1/fuse.ko")" = "$4"' \
+		- "$dko" "$DEB_KREL" "$base61_rel" "$ver"
 fi
 check "dkms: /var/lib/dkms and /usr/src untouched" \
 	test "$(ls -la /var/lib/dkms /usr/src 2>&1 | sha256sum)" = "$sys_before"
@@ -161,6 +181,26 @@ check "make install: INSTALL_MOD_PATH install, found before the kernel's fuse.ko
 check "make install: modinfo base of the installed fuse.ko is $base_rel" \
 	test "$(modinfo -F base "$t/stage/lib/modules/$rel/updates/fuse-clone-queues/fuse.ko" 2>&1)" = "$base_rel"
 check "make uninstall: removes it" unstaged
+debian_staged() {	# make install for Debian's kernel, into a staging root
+	local d=$t/stage-deb/lib/modules/$DEB_KREL/updates/fuse-clone-queues
+	KDIR="$DEB_KDIR" INSTALL_MOD_PATH="$t/stage-deb" "$TOP/rig/install.sh" install &&
+	for m in fuse cuse virtiofs; do test -f "$d/$m.ko" || return 1; done &&
+	test "$(modinfo -F base "$d/fuse.ko")" = "$base61_rel"
+}
+check "make install: for Debian's $DEB_KREL (its headers), the 6.1 sources with cuse and virtiofs" \
+	debian_staged
+other_refused() {	# a kernel of neither base
+	local out rc=0
+	out=$(KDIR="$t/other-tree" INSTALL_MOD_PATH="$t/stage-other" "$TOP/rig/install.sh" install 2>&1) || rc=$?
+	echo "$out"
+	[ $rc != 0 ] && ! [ -e "$t/stage-other" ] &&
+		echo "$out" | grep -q "exists for Linux 6.12.y and 6.1.y only"
+}
+mkdir -p "$t/other-tree/include/config"
+cp "$kdir/Makefile" "$t/other-tree/"
+echo 6.10.3 > "$t/other-tree/include/config/kernel.release"
+printf '%s\n' CONFIG_MODULES=y CONFIG_FUSE_FS=m > "$t/other-tree/.config"
+check "make install: refuses a kernel of neither base (6.10.3), saying why" other_refused
 
 # --- the DKMS-built module in the guest ---
 if [ -f "$t/mods/dkms.ko" ]; then

@@ -4,29 +4,48 @@
 # usage: dkms.sh source            write build/dkms/fuse-clone-queues-VERSION/
 #        dkms.sh install [KVER..]  dkms add, build and install it for each
 #                                  KVER (default: every installed 6.12.y
-#                                  kernel with a build tree)
-# The source tree is build/work's fs/fuse (the series applied, our files
-# in), its uapi fuse.h, a Kbuild that puts that header first and names the
-# base in modinfo (with dkms/fuse_version.c), and dkms/dkms.conf.in filled
-# in.  VERSION is FUSE_OOT_VERSION there, what the module reports.
+#                                  and 6.1.y kernel with a build tree)
+# The source tree holds, for each base (6.12/, 6.1/), the work tree's
+# fs/fuse (the series applied, our files in), its uapi fuse.h, and a Kbuild
+# that puts that header first and names the base in modinfo (with
+# dkms/fuse_version.c); and dkms/dkms.conf.in filled in, which picks the
+# base by the kernel's version.  VERSION is FUSE_OOT_VERSION there, what
+# the module reports.
 . "$(dirname "$0")/lib.sh"
 
 name=fuse-clone-queues
 
 make_source() {
-	local ver base_rel dst
-	"$TOP/rig/base.sh"
-	"$TOP/rig/work.sh"
+	local ver b bb base_rel dst sed_args=() have=()
 	ver=$(oot_version)
 	[ -n "$ver" ] || die "no FUSE_OOT_VERSION in dkms/fuse_version.c"
-	base_rel=$(make -s -C "$(base_dir)" kernelversion)
-	dst=$B/dkms/$name-$ver
+	dst=$BROOT/dkms/$name-$ver
 	rm -rf "$dst"
-	mkdir -p "$dst/include/uapi/linux"
-	cp -L "$B"/work/fs/fuse/* "$dst/"
-	cp "$B/work/include/uapi/linux/fuse.h" "$dst/include/uapi/linux/"
-	oot_kbuild "$dst" "$base_rel"
-	sed -e "s/@VERSION@/$ver/g" -e "s/@BASE@/$base_rel/g" \
+	# Every base whose sources are here (linux-source-BASE, or KSRC)
+	for b in $BASES; do
+		if [ -n "$(ls /usr/src/linux-source-"$b".tar.* 2>/dev/null)" ] ||
+		   { [ -n "${KSRC:-}" ] && [ "$(tree_version "$KSRC")" = "$b" ]; }; then
+			have+=("$b")
+		else
+			log "no linux-source-$b: the DKMS package leaves Linux $b.y kernels out"
+			sed_args+=(-e "s/@BASE_$b@/(not included)/g")
+		fi
+	done
+	[ ${#have[@]} -gt 0 ] || die "no base sources: apt-get install linux-source-6.12 or linux-source-6.1"
+	for b in "${have[@]}"; do
+		BASE=$b "$TOP/rig/base.sh"
+		BASE=$b "$TOP/rig/work.sh"
+		bb=$(base_build "$b")
+		base_rel=$(make -s -C "$(BASE=$b base_dir)" kernelversion)
+		mkdir -p "$dst/$b/include/uapi/linux"
+		cp -L "$bb"/work/fs/fuse/* "$dst/$b/"
+		cp "$bb/work/include/uapi/linux/fuse.h" "$dst/$b/include/uapi/linux/"
+		oot_kbuild "$dst/$b" "$base_rel"
+		sed_args+=(-e "s/@BASE_$b@/$base_rel/g")
+	done
+	# The kernels it builds for, as a regular expression: 6\.12|6\.1
+	b=$(printf '%s\n' "${have[@]}" | sed 's/\./\\./g' | paste -sd'|')
+	sed -e "s/@VERSION@/$ver/g" -e "s/@BASES_RE@/${b//\\/\\\\}/g" "${sed_args[@]}" \
 		"$TOP/dkms/dkms.conf.in" > "$dst/dkms.conf"
 	log "DKMS source: $dst"
 	echo "$dst"
@@ -39,11 +58,12 @@ install_all() {
 	src=$(make_source)
 	ver=$(oot_version)
 	if [ ${#kvers[@]} = 0 ]; then
-		for k in /lib/modules/6.12*; do
-			[ -d "$k/build" ] && kvers+=("${k##*/}")
+		for k in /lib/modules/*; do
+			[ -d "$k/build" ] && [ -n "$(base_of_release "${k##*/}")" ] &&
+				kvers+=("${k##*/}")
 		done
 	fi
-	[ ${#kvers[@]} -gt 0 ] || die "no 6.12.y kernel with a build tree in /lib/modules: install its linux-headers package"
+	[ ${#kvers[@]} -gt 0 ] || die "no 6.12.y or 6.1.y kernel with a build tree in /lib/modules: install its linux-headers package"
 	# The same version may have been added from other sources: replace it
 	if [ -n "$(dkms status -m "$name" -v "$ver")" ]; then
 		dkms remove -m "$name" -v "$ver" --all
@@ -55,7 +75,7 @@ install_all() {
 		dkms install -m "$name" -v "$ver" -k "$k" || rc=$?
 		case $rc in
 		0) ok=$((ok + 1)) ;;
-		77) log "$k: skipped (not 6.12.y, or FUSE built in: see README.md)" ;;
+		77) log "$k: skipped (neither 6.12.y nor 6.1.y, or FUSE built in: see README.md)" ;;
 		*) die "dkms install for $k failed (rc=$rc)" ;;
 		esac
 	done
