@@ -30,18 +30,8 @@ debian_guest_build
 md=$B/modules-debian
 "$TOP/rig/selftests.sh"
 
-guest_run() {	# NAME KERNEL MODDIR TOPOLOGY PLAN-LINES...
-	local name=$1 kernel=$2 mods=$3 topo=$4 dir=$B/runs/$1
-	shift 4
-	mkdir -p "$dir"
-	printf '%s\n' "$@" > "$dir/plan"
-	"$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" "$mods" "$B/tests"
-	"$TOP/rig/guest.sh" "$kernel" "$dir/initramfs.cpio.gz" "$dir" "$topo" \
-		"${GUEST_TIMEOUT:-1500}"
-}
-
 rm -rf "$B/runs"
-guest_run 6.1-debian "$DEB_VMLINUZ" "$md" 2node \
+guest_plan 6.1-debian "$DEB_VMLINUZ" "$md" 2node \
 	"module stock" \
 	"run 300 fuse_dev_test" \
 	"module ours" \
@@ -54,14 +44,14 @@ guest_run 6.1-debian "$DEB_VMLINUZ" "$md" 2node \
 	"run 300 fuse_stress_test -d 30 -r 10" \
 	"run 600 fuse_mem_test" \
 	"run 120 fuse_companions.sh"
-guest_run 6.1-debian-1node "$DEB_VMLINUZ" "$md" 1node \
+guest_plan 6.1-debian-1node "$DEB_VMLINUZ" "$md" 1node \
 	"module ours" \
 	"run 600 fuse_bind_test" \
 	"run 600 fuse_paths_test" \
 	"run 600 fuse_wc_test" \
 	"run 600 fuse_fire_test" \
 	"run 300 fuse_stress_test -d 20 -r 8 -s 2"
-guest_run 6.1-debug "$B/kernel-debug/arch/x86/boot/bzImage" "$B/modules-debug" 2node \
+guest_plan 6.1-debug "$B/kernel-debug/arch/x86/boot/bzImage" "$B/modules-debug" 2node \
 	"module stock" \
 	"run 300 fuse_dev_test" \
 	"module ours" \

@@ -16,14 +16,9 @@ KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
 runs=()
 guest_run() {	# NAME TOPOLOGY PLAN-LINES...  (FLAVOR=NAME: build/kernel-NAME)
 	local name=$1 topo=$2 flavor=${FLAVOR:-debug}; shift 2
-	local dir=$B/runs/$name
-	mkdir -p "$dir"
-	printf '%s\n' "$@" > "$dir/plan"
-	"$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
-		"$B/modules-$flavor" "$B/tests"
-	"$TOP/rig/guest.sh" "$B/kernel-$flavor/arch/x86/boot/bzImage" \
-		"$dir/initramfs.cpio.gz" "$dir" "$topo" "${GUEST_TIMEOUT:-1500}"
-	runs+=("$dir")
+	guest_plan "$name" "$B/kernel-$flavor/arch/x86/boot/bzImage" \
+		"$B/modules-$flavor" "$topo" "$@"
+	runs+=("$B/runs/$name")
 }
 
 rm -rf "$B/runs"

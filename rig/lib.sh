@@ -111,6 +111,33 @@ oot_kbuild() {	# DIR BASE_RELEASE
 	EOF
 }
 
+# One TAP line of a host check, on stdout: "ok N WHAT", or "not ok N WHAT"
+# with the first 20 lines of LOG as comments.  Counts in the caller's n,
+# and sets its rc to 1 on a failure.
+tap_result() {	# RC DESCRIPTION [LOG]
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2"
+		[ -z "${3:-}" ] || sed 's/^/#   /' "$3" | head -20
+		rc=1
+	fi
+}
+
+# Boot a test guest: KERNEL with the modules of MODDIR and the programs of
+# $B/tests, running PLAN-LINES (rig/guest-init.sh); its logs land in
+# $B/runs/NAME, for verdict.py.
+guest_plan() {	# NAME KERNEL MODDIR TOPOLOGY PLAN-LINES...
+	local dir=$B/runs/$1 kernel=$2 mods=$3 topo=$4
+	shift 4
+	mkdir -p "$dir"
+	printf '%s\n' "$@" > "$dir/plan"
+	"$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" "$mods" "$B/tests"
+	"$TOP/rig/guest.sh" "$kernel" "$dir/initramfs.cpio.gz" "$dir" "$topo" \
+		"${GUEST_TIMEOUT:-1500}"
+}
+
 # The guest on Debian's own kernel binary (BASE=6.1: Debian 12's): the
 # kernel (rig/debkernel.sh, whose settings this sources: DEB_KREL,
 # DEB_VMLINUZ, DEB_KDIR, DEB_MODDIR), our fuse.ko, cuse.ko and

@@ -49,17 +49,7 @@ warnings "$tmp/build-0.log" > "$tmp/warnings-0"
 rm -rf "$m0"
 
 n=0 rc=0
-result() {	# RC DESCRIPTION [LOG]
-	n=$((n + 1))
-	# shellcheck disable=SC2015
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2"
-		[ -z "${3:-}" ] || sed 's/^/#   /' "$3" | head -20
-		rc=1
-	fi
-}
+result() { tap_result "$@"; }
 
 # Whether the base's kselftest harness selects tests (-t, -f)
 harness_filters() {

@@ -13,16 +13,7 @@
 out=$(realpath -m "${1:-$BROOT/series-range.txt}")
 repo=$BROOT/series-range-git
 n=0 rc=0
-result() {	# RC DESCRIPTION [LOG]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2"
-		[ -z "${3:-}" ] || sed 's/^/#   /' "$3" | head -20
-		rc=1
-	fi
-}
+result() { tap_result "$@"; }
 
 rm -rf "$repo"
 mkdir -p "$repo"
