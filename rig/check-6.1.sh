@@ -36,30 +36,21 @@ guest_plan 6.1-debian "$DEB_VMLINUZ" "$md" 2node \
 	"run 300 fuse_dev_test" \
 	"module ours" \
 	"run 300 fuse_dev_test" \
-	"run 600 fuse_bind_test" \
-	"run 600 fuse_paths_test" \
-	"run 600 fuse_wc_test" \
-	"run 600 fuse_fire_test" \
+	"${ROUTING_TESTS[@]}" \
 	"run 300 fuse_fuzz_test" \
-	"run 300 fuse_stress_test -d 30 -r 10" \
+	"$STRESS_2NODE" \
 	"run 600 fuse_mem_test" \
 	"run 120 fuse_companions.sh"
 guest_plan 6.1-debian-1node "$DEB_VMLINUZ" "$md" 1node \
 	"module ours" \
-	"run 600 fuse_bind_test" \
-	"run 600 fuse_paths_test" \
-	"run 600 fuse_wc_test" \
-	"run 600 fuse_fire_test" \
-	"run 300 fuse_stress_test -d 20 -r 8 -s 2"
+	"${ROUTING_TESTS[@]}" \
+	"$STRESS_1NODE"
 guest_plan 6.1-debug "$B/kernel-debug/arch/x86/boot/bzImage" "$B/modules-debug" 2node \
 	"module stock" \
 	"run 300 fuse_dev_test" \
 	"module ours" \
 	"run 300 fuse_dev_test" \
-	"run 600 fuse_bind_test" \
-	"run 600 fuse_paths_test" \
-	"run 600 fuse_wc_test" \
-	"run 600 fuse_fire_test" \
+	"${ROUTING_TESTS[@]}" \
 	"run 300 fuse_fuzz_test" \
-	"run 300 fuse_stress_test -d 30 -r 10" \
+	"$STRESS_2NODE" \
 	"run 300 fuse_kmemleak.sh"

@@ -30,23 +30,17 @@ guest_run 2node 2node \
 	"run 300 fuse_dev_test" \
 	"module ours" \
 	"run 300 fuse_dev_test" \
-	"run 600 fuse_bind_test" \
-	"run 600 fuse_paths_test" \
-	"run 600 fuse_wc_test" \
+	"${ROUTING_TESTS[@]}" \
 	"run 900 fuse_mem_test" \
-	"run 600 fuse_fire_test" \
 	"run 300 fuse_fuzz_test" \
-	"run 300 fuse_stress_test -d 30 -r 10" \
+	"$STRESS_2NODE" \
 	"run 300 fuse_kmemleak.sh" \
 	"module ours" \
 	"run 300 fuse_dev_test"
 guest_run 1node 1node \
 	"module ours" \
-	"run 600 fuse_bind_test" \
-	"run 600 fuse_paths_test" \
-	"run 600 fuse_wc_test" \
-	"run 600 fuse_fire_test" \
-	"run 300 fuse_stress_test -d 20 -r 8 -s 2" \
+	"${ROUTING_TESTS[@]}" \
+	"$STRESS_1NODE" \
 	"run 300 fuse_kmemleak.sh"
 
 # PREEMPT_RT: spinlocks sleep and preemption is allowed where a non-RT

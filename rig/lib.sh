@@ -138,6 +138,13 @@ guest_plan() {	# NAME KERNEL MODDIR TOPOLOGY PLAN-LINES...
 		"${GUEST_TIMEOUT:-1500}"
 }
 
+# Plan lines that make check's guests share: the routing tests (bind,
+# paths, work-conserving, fire) and the short stress run of each topology
+ROUTING_TESTS=("run 600 fuse_bind_test" "run 600 fuse_paths_test"
+	       "run 600 fuse_wc_test" "run 600 fuse_fire_test")
+STRESS_2NODE="run 300 fuse_stress_test -d 30 -r 10"
+STRESS_1NODE="run 300 fuse_stress_test -d 20 -r 8 -s 2"
+
 # The guest on Debian's own kernel binary (BASE=6.1: Debian 12's): the
 # kernel (rig/debkernel.sh, whose settings this sources: DEB_KREL,
 # DEB_VMLINUZ, DEB_KDIR, DEB_MODDIR), our fuse.ko, cuse.ko and
