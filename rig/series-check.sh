@@ -39,7 +39,8 @@ g tag base
 # What W=1 and sparse say about the base's own fs/fuse, without line
 # numbers: the warnings a patch may keep
 warnings() {	# LOG: "file: warning: text" lines, sorted
-	grep -E 'warning:|error:' "$1" | sed -E 's|^.*/([^/:]+):[0-9]+(:[0-9]+)?:|\1:|' | sort -u
+	{ grep -E 'warning:|error:' "$1" || true; } |
+		sed -E 's|^.*/([^/:]+):[0-9]+(:[0-9]+)?:|\1:|' | sort -u
 }
 m0=$tmp/mod-0
 cp -r "$tree/fs/fuse" "$m0"
