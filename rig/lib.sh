@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Common settings for the rig scripts.  Sourced, not run.
 set -euo pipefail
+# A script that set -e stops says where, so that a CI log shows it
+trap '__rig_rc=$?; [[ $- != *e* ]] || echo "${0##*/}: stopped at line $LINENO (exit $__rig_rc)" >&2' ERR
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 JOBS=${JOBS:-$(nproc)}
