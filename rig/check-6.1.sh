@@ -32,13 +32,7 @@ md=$B/modules-debian
 
 rm -rf "$B/runs"
 guest_plan 6.1-debian "$DEB_VMLINUZ" "$md" 2node \
-	"module stock" \
-	"run 300 fuse_dev_test" \
-	"module ours" \
-	"run 300 fuse_dev_test" \
-	"${ROUTING_TESTS[@]}" \
-	"run 300 fuse_fuzz_test" \
-	"$STRESS_2NODE" \
+	"${PLAN_2NODE[@]}" \
 	"run 600 fuse_mem_test" \
 	"run 120 fuse_companions.sh"
 guest_plan 6.1-debian-1node "$DEB_VMLINUZ" "$md" 1node \
@@ -46,11 +40,5 @@ guest_plan 6.1-debian-1node "$DEB_VMLINUZ" "$md" 1node \
 	"${ROUTING_TESTS[@]}" \
 	"$STRESS_1NODE"
 guest_plan 6.1-debug "$B/kernel-debug/arch/x86/boot/bzImage" "$B/modules-debug" 2node \
-	"module stock" \
-	"run 300 fuse_dev_test" \
-	"module ours" \
-	"run 300 fuse_dev_test" \
-	"${ROUTING_TESTS[@]}" \
-	"run 300 fuse_fuzz_test" \
-	"$STRESS_2NODE" \
+	"${PLAN_2NODE[@]}" \
 	"run 300 fuse_kmemleak.sh"

@@ -26,14 +26,8 @@ rm -rf "$B/runs"
 # fuse.ko still loaded; then (2node) unload and load again after all that
 # and check the reloaded module works.
 guest_run 2node 2node \
-	"module stock" \
-	"run 300 fuse_dev_test" \
-	"module ours" \
-	"run 300 fuse_dev_test" \
-	"${ROUTING_TESTS[@]}" \
+	"${PLAN_2NODE[@]}" \
 	"run 900 fuse_mem_test" \
-	"run 300 fuse_fuzz_test" \
-	"$STRESS_2NODE" \
 	"run 300 fuse_kmemleak.sh" \
 	"module ours" \
 	"run 300 fuse_dev_test"
