@@ -127,7 +127,8 @@ VISIBLE_IF_KUNIT struct fuse_devq_map *fuse_devq_map_alloc(const struct fuse_dev
 	if (!topo->nr_nodes || topo->nr_nodes >= FUSE_DEVQ_NO_NODE ||
 	    capacity > FUSE_DEVQ_MAX_QUEUES)
 		return NULL;
-	slots = struct_size(map, span, topo->nr_cpus);
+	/* The spans are 12 bytes: keep the queue pointers aligned */
+	slots = ALIGN(struct_size(map, span, topo->nr_cpus), sizeof(void *));
 	node_start = size_add(slots, size_mul(3 * capacity, sizeof(void *)));
 	size = size_add(node_start, size_mul(topo->nr_nodes + 1, sizeof(u32)));
 	size = size_add(size, size_mul(topo->nr_nodes, sizeof(s16)));
@@ -334,7 +335,11 @@ fuse_devq_choose(struct fuse_devq_map *map, unsigned int cpu,
 	if (unlikely(cpu >= map->nr_cpus))
 		cpu = 0;
 	s = map->span[cpu];
-	if (!s.count)
+	/*
+	 * Read while the map is refilled, a span may mix old and new values:
+	 * keep within the slots, and the caller's retry reads it again.
+	 */
+	if (!s.count || unlikely(s.start + s.count > 3 * map->capacity))
 		return NULL;
 	cand = &map->slots[s.start];
 	if (s.count > 1) {
@@ -343,6 +348,9 @@ fuse_devq_choose(struct fuse_devq_map *map, unsigned int cpu,
 			i = 0;
 	}
 	q = cand[i];
+	/* A slot not yet filled, in a torn read: retried too */
+	if (unlikely(!q))
+		return NULL;
 	ch->routed = q;
 	if (READ_ONCE(q->strict)) {
 		if (s.count > 1)
@@ -355,7 +363,7 @@ fuse_devq_choose(struct fuse_devq_map *map, unsigned int cpu,
 	for (k = 1; k < s.count; k++) {
 		j = i + k < s.count ? i + k : i + k - s.count;
 		c = cand[j];
-		if (!READ_ONCE(c->strict) && fuse_devq_idle(c)) {
+		if (c && !READ_ONCE(c->strict) && fuse_devq_idle(c)) {
 			this_cpu_write(*map->cursor, j);
 			return c;
 		}
@@ -363,7 +371,7 @@ fuse_devq_choose(struct fuse_devq_map *map, unsigned int cpu,
 	for (k = 1; k < s.count; k++) {
 		j = i + k < s.count ? i + k : i + k - s.count;
 		c = cand[j];
-		if (!READ_ONCE(c->strict) && !fuse_devq_busy(c)) {
+		if (c && !READ_ONCE(c->strict) && !fuse_devq_busy(c)) {
 			this_cpu_write(*map->cursor, j);
 			return c;
 		}
@@ -674,7 +682,10 @@ static void fuse_devq_need_help(struct fuse_conn *fc, struct fuse_devq *q)
 		WRITE_ONCE(fc->devqs.help, 1);
 	/* The hint before the look at waiters; pairs with fuse_devq_wait() */
 	smp_mb();
-	if (!fuse_devq_wake_idle(fc, READ_ONCE(q->home), q))
+	if (fuse_devq_wake_idle(fc, READ_ONCE(q->home), q))
+		return;
+	/* Unbound readers; the barrier above orders this look at them too */
+	if (waitqueue_active(&fc->iq.waitq))
 		wake_up(&fc->iq.waitq);
 }
 

@@ -345,6 +345,43 @@ static void devq_refill_in_place(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, fuse_devq_map_has(t->map, 3, &t->q[1]));
 }
 
+/* The queue pointers after the 12-byte spans stay aligned for any CPU count */
+static void devq_slots_aligned(struct kunit *test)
+{
+	struct devq_test *t = test->priv;
+	struct fuse_devq_topo topo = { .nr_nodes = 1, .cpu_node = one_node };
+	struct fuse_devq_map *map;
+
+	for (topo.nr_cpus = 1; topo.nr_cpus <= 4; topo.nr_cpus++) {
+		map = fuse_devq_map_alloc(&topo, NR_Q, &t->lock, t->cursor);
+		KUNIT_ASSERT_NOT_NULL(test, map);
+		KUNIT_EXPECT_TRUE(test, IS_ALIGNED((unsigned long)map->slots,
+						   sizeof(void *)));
+		fuse_devq_map_free(map);
+	}
+}
+
+/*
+ * A span read while the map is refilled may mix old and new values: the
+ * choice stays within the slots, skips a slot not yet filled, and gives
+ * NULL, which the sender's sequence-count retry reads again.
+ */
+static void devq_torn_span(struct kunit *test)
+{
+	struct devq_test *t = test->priv;
+	struct fuse_devq_choice ch;
+
+	bind_cpu(t, 0);
+	build(test, two_nodes, 4, 2);
+	t->map->span[0].start = 3 * NR_Q - 1;
+	t->map->span[0].count = 2;
+	KUNIT_EXPECT_NULL(test, choose(test, 0, &ch));
+	/* Slots past those filled are still empty */
+	t->map->span[0].start = 3 * NR_Q - 1;
+	t->map->span[0].count = 1;
+	KUNIT_EXPECT_NULL(test, choose(test, 0, &ch));
+}
+
 /* CPUs 0-1 on node 0 with one queue each, 2-3 on node 1 likewise */
 static void bind_per_cpu(struct kunit *test)
 {
@@ -500,6 +537,8 @@ static struct kunit_case fuse_devq_cases[] = {
 	KUNIT_CASE(devq_out_of_range),
 	KUNIT_CASE(devq_nearest_node),
 	KUNIT_CASE(devq_refill_in_place),
+	KUNIT_CASE(devq_slots_aligned),
+	KUNIT_CASE(devq_torn_span),
 	KUNIT_CASE(devq_choose_idle_back_busy),
 	KUNIT_CASE(devq_strict_neither_gives_nor_takes),
 	KUNIT_CASE(devq_unique_ids),
