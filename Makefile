@@ -121,7 +121,10 @@ series-check: deps
 	$(RIG)/work.sh
 	$(RIG)/kernel.sh debug
 	$(RIG)/selftests.sh
-	$(RIG)/series-check.sh $(BUILD)/kernel-debug $(BUILD)/runs/series-patches
+	$(RIG)/series-check.sh $(BUILD)/kernel-debug $(BUILD)/runs/series-patches \
+		> $(BUILD)/series-check.tap; \
+	python3 $(RIG)/verdict.py tap:series-check:$(BUILD)/series-check.tap \
+		$$([ ! -d $(BUILD)/runs/series-patches ] || echo $(BUILD)/runs/series-patches)
 
 # Installing on a real machine (no deps: nothing else is installed for it).
 # make install/uninstall: KDIR (default: the running kernel's build tree),

@@ -163,7 +163,12 @@ class Verdict:
             with open(path, errors="replace") as f:
                 lines = f.read().splitlines()
         seen = 0
+        planned = None
         for line in lines:
+            p = re.match(r"^1\.\.(\d+)$", line)
+            if p:
+                planned = int(p.group(1))
+                continue
             t = TAP.match(line)
             if t and not t.group(1):
                 seen += 1
@@ -171,6 +176,10 @@ class Verdict:
                          "pass" if t.group(2) == "ok" else "fail")
         if not seen:
             self.add(f"{name}/ran", "fail", f"no results in {path}")
+        elif planned != seen:
+            # Each check prints its plan last: without it, it stopped early
+            self.add(f"{name}/{os.path.basename(path)}", "fail",
+                     f"{seen} results, plan {planned}: stopped early")
 
 
 def main():
