@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 # Common settings for the rig scripts.  Sourced, not run.
-set -euo pipefail
+set -eEuo pipefail
 # A script that set -e stops says where, so that a CI log shows it
 trap '__rig_rc=$?; [[ $- != *e* ]] || echo "${0##*/}: stopped at line $LINENO (exit $__rig_rc)" >&2' ERR
 
@@ -122,7 +122,7 @@ tap_result() {	# RC DESCRIPTION [LOG]
 		echo "ok $n $2"
 	else
 		echo "not ok $n $2"
-		[ -z "${3:-}" ] || sed 's/^/#   /' "$3" | head -20
+		[ -z "${3:-}" ] || sed -n '1,20s/^/#   /p' "$3"
 		rc=1
 	fi
 }
