@@ -56,9 +56,12 @@ result $r "our own files are the same in both series" "$repo.log"
 	echo "#  $(g rev-parse --short "series-$second") on $(g log -1 --format=%s "base-$second"))"
 	g range-diff --no-color "base-$first..series-$first" "base-$second..series-$second"
 } > "$out"
+# Every patch paired with one of the other series, none left alone
 r=0
-grep -Eq '^ *[0-9]+: +[0-9a-f]+ [=!] +[0-9]+:' "$out" || r=1
-result $r "git range-diff pairs the patches of both series: ${out#$TOP/}" "$out"
+paired=$(grep -Ec '^ *[0-9]+: +[0-9a-f]+ [=!] +[0-9]+:' "$out" || true)
+alone=$(grep -Ec '^ *(-|[0-9]+): +(-+|[0-9a-f]+) [<>] ' "$out" || true)
+[ "$paired" = "$(g rev-list --count "base-$first..series-$first")" ] && [ "$alone" = 0 ] || r=1
+result $r "git range-diff pairs every patch of both series ($paired paired, $alone alone): ${out#$TOP/}" "$out"
 log "range-diff: ${out#$TOP/} ($(grep -Ec '^ *[0-9]+: +[0-9a-f]+ = ' "$out") patches identical, $(grep -Ec '^ *[0-9]+: +[0-9a-f]+ ! ' "$out") differ)"
 echo "1..$n"
 exit $rc
