@@ -58,8 +58,11 @@ for w in $which; do
 		build_one "$out/ours.src" oot "$work/fs/fuse"
 		cp "$out/ours.src/fuse.ko" "$out/ours.ko"
 		rm -f "$out/ours-kunit.ko"
-		[ ! -f "$out/ours.src/fuse_dev_queue_kunit.ko" ] ||
-			cp "$out/ours.src/fuse_dev_queue_kunit.ko" "$out/ours-kunit.ko" ;;
+		if [ -f "$out/ours.src/fuse_dev_queue_kunit.ko" ]; then
+			cp "$out/ours.src/fuse_dev_queue_kunit.ko" "$out/ours-kunit.ko"
+		elif [[ "${KBUILD_EXTRA:-}" == *FUSE_DEV_QUEUE_KUNIT_TEST=m* ]]; then
+			die "the KUnit suite was asked for but not built (fuse_dev_queue_kunit.ko)"
+		fi ;;
 	esac
 	log "built $out/$w.ko"
 done
