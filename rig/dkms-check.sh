@@ -47,7 +47,7 @@ check() {	# DESCRIPTION COMMAND...: one case, its output kept for a failure
 	result $rc "$what" "$t/case.log"
 }
 
-rel=$(cat "$kdir/include/config/kernel.release")
+rel=$(kdir_release "$kdir")
 base_rel=$(make -s -C "$(base_dir)" kernelversion)
 # Debian 12's kernel and the 6.1 base
 BASE=6.1 "$TOP/rig/base.sh"

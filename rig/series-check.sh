@@ -134,7 +134,7 @@ done < "$PATCHES/series"
 
 # Our files in the repo are the series' result
 bad=0
-for f in $(g diff --name-only --diff-filter=A base HEAD -- $OWN_PATHS); do
+for f in $(own_files "$tree"); do
 	cmp -s "$tree/$f" "$TOP/$f" || { echo "# $f differs from the series' result"; bad=1; }
 done
 result $bad "our files in the repo are what the series makes"
