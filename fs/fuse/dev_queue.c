@@ -129,7 +129,14 @@ VISIBLE_IF_KUNIT struct fuse_devq_map *fuse_devq_map_alloc(const struct fuse_dev
 		return NULL;
 	/* The spans are 12 bytes: keep the queue pointers aligned */
 	slots = ALIGN(struct_size(map, span, topo->nr_cpus), sizeof(void *));
-	node_start = size_add(slots, size_mul(3 * capacity, sizeof(void *)));
+	/*
+	 * Three lists of at most @capacity each, and room for a fourth that
+	 * stays empty: a sender reading a span while the map is refilled may
+	 * see a start (at most 3 * capacity) and a count (at most capacity)
+	 * of different fills, and stays within the slots (seeing NULL past
+	 * those filled) until its sequence-count retry.
+	 */
+	node_start = size_add(slots, size_mul(4 * capacity, sizeof(void *)));
 	size = size_add(node_start, size_mul(topo->nr_nodes + 1, sizeof(u32)));
 	size = size_add(size, size_mul(topo->nr_nodes, sizeof(s16)));
 	map = kvzalloc(size, GFP_KERNEL_ACCOUNT);
@@ -191,9 +198,9 @@ static int fuse_devq_nearest(const struct fuse_devq_map *map, int node)
  * none, the queues bound to its node or to a CPU on its node; if there are
  * none, those of the nearest node with bound queues (node_distance()).
  * Each list is a slice of @map->slots, so the map needs at most three
- * slots per bound queue and one span per CPU, and is rebuilt without
- * allocating.  Called with @map->seq write-locked, or on a map no sender
- * can see yet.
+ * slots per bound queue (it has four: fuse_devq_map_alloc()) and one span
+ * per CPU, and is rebuilt without allocating.  Called with @map->seq
+ * write-locked, or on a map no sender can see yet.
  */
 VISIBLE_IF_KUNIT void fuse_devq_map_fill(struct fuse_devq_map *map,
 					 const struct fuse_devq_topo *topo)
@@ -335,11 +342,7 @@ fuse_devq_choose(struct fuse_devq_map *map, unsigned int cpu,
 	if (unlikely(cpu >= map->nr_cpus))
 		cpu = 0;
 	s = map->span[cpu];
-	/*
-	 * Read while the map is refilled, a span may mix old and new values:
-	 * keep within the slots, and the caller's retry reads it again.
-	 */
-	if (!s.count || unlikely(s.start + s.count > 3 * map->capacity))
+	if (!s.count)
 		return NULL;
 	cand = &map->slots[s.start];
 	if (s.count > 1) {

@@ -362,23 +362,24 @@ static void devq_slots_aligned(struct kunit *test)
 }
 
 /*
- * A span read while the map is refilled may mix old and new values: the
- * choice stays within the slots, skips a slot not yet filled, and gives
- * NULL, which the sender's sequence-count retry reads again.
+ * A span read while the map is refilled may mix the start and the count
+ * of different fills: the furthest such span (the largest start and the
+ * largest count) stays within the slots, whose spare part is empty, and
+ * gives NULL, which the sender's sequence-count retry reads again.
  */
 static void devq_torn_span(struct kunit *test)
 {
 	struct devq_test *t = test->priv;
 	struct fuse_devq_choice ch;
+	unsigned int cpu;
 
-	bind_cpu(t, 0);
+	for (cpu = 0; cpu < 4; cpu++)
+		bind_cpu(t, cpu);
 	build(test, two_nodes, 4, 2);
-	t->map->span[0].start = 3 * NR_Q - 1;
-	t->map->span[0].count = 2;
-	KUNIT_EXPECT_NULL(test, choose(test, 0, &ch));
-	/* Slots past those filled are still empty */
-	t->map->span[0].start = 3 * NR_Q - 1;
-	t->map->span[0].count = 1;
+	t->map->span[0].start = 3 * NR_Q;
+	t->map->span[0].count = NR_Q;
+	for (cpu = 0; cpu < NR_Q; cpu++)
+		KUNIT_EXPECT_NULL(test, t->map->slots[3 * NR_Q + cpu]);
 	KUNIT_EXPECT_NULL(test, choose(test, 0, &ch));
 }
 
