@@ -130,11 +130,10 @@ VISIBLE_IF_KUNIT struct fuse_devq_map *fuse_devq_map_alloc(const struct fuse_dev
 	/* The spans are 12 bytes: keep the queue pointers aligned */
 	slots = ALIGN(struct_size(map, span, topo->nr_cpus), sizeof(void *));
 	/*
-	 * Three lists of at most @capacity each, and room for a fourth that
-	 * stays empty: a sender reading a span while the map is refilled may
-	 * see a start (at most 3 * capacity) and a count (at most capacity)
-	 * of different fills, and stays within the slots (seeing NULL past
-	 * those filled) until its sequence-count retry.
+	 * Three lists of at most @capacity each, and room for a fourth: a
+	 * sender reading a span while the map is refilled may see a start
+	 * (at most 3 * capacity) and a count (at most capacity) of different
+	 * fills, and stays within the slots until its sequence-count retry.
 	 */
 	node_start = size_add(slots, size_mul(4 * capacity, sizeof(void *)));
 	size = size_add(node_start, size_mul(topo->nr_nodes + 1, sizeof(u32)));
@@ -269,6 +268,15 @@ VISIBLE_IF_KUNIT void fuse_devq_map_fill(struct fuse_devq_map *map,
 		if (s->level != FUSE_DEVQ_LOCAL_NODE)
 			s->level = FUSE_DEVQ_REMOTE;
 	}
+
+	/*
+	 * No slot is NULL once the map is seen: a sender reading a span
+	 * torn by a refill finds some bound queue there, which its retry
+	 * then replaces with the right one.
+	 */
+	if (n)
+		for (i = pos; i < 4 * map->capacity; i++)
+			slots[i] = slots[0];
 }
 EXPORT_SYMBOL_IF_KUNIT(fuse_devq_map_fill);
 
@@ -351,9 +359,6 @@ fuse_devq_choose(struct fuse_devq_map *map, unsigned int cpu,
 			i = 0;
 	}
 	q = cand[i];
-	/* A slot not yet filled, in a torn read: retried too */
-	if (unlikely(!q))
-		return NULL;
 	ch->routed = q;
 	if (READ_ONCE(q->strict)) {
 		if (s.count > 1)
@@ -366,7 +371,7 @@ fuse_devq_choose(struct fuse_devq_map *map, unsigned int cpu,
 	for (k = 1; k < s.count; k++) {
 		j = i + k < s.count ? i + k : i + k - s.count;
 		c = cand[j];
-		if (c && !READ_ONCE(c->strict) && fuse_devq_idle(c)) {
+		if (!READ_ONCE(c->strict) && fuse_devq_idle(c)) {
 			this_cpu_write(*map->cursor, j);
 			return c;
 		}
@@ -374,7 +379,7 @@ fuse_devq_choose(struct fuse_devq_map *map, unsigned int cpu,
 	for (k = 1; k < s.count; k++) {
 		j = i + k < s.count ? i + k : i + k - s.count;
 		c = cand[j];
-		if (c && !READ_ONCE(c->strict) && !fuse_devq_busy(c)) {
+		if (!READ_ONCE(c->strict) && !fuse_devq_busy(c)) {
 			this_cpu_write(*map->cursor, j);
 			return c;
 		}
