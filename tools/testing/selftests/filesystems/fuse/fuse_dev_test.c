@@ -132,6 +132,7 @@ TEST_F(dev, abort_gives_enotconn)
 
 TEST_F(dev, closing_every_fd_ends_the_connection)
 {
+	struct pollfd pfd = { .events = POLLIN };
 	struct fsrv_job job;
 	char path[128];
 	struct stat st;
@@ -139,9 +140,14 @@ TEST_F(dev, closing_every_fd_ends_the_connection)
 
 	ASSERT_EQ(1, fsrv_clone(&self->srv));
 	ASSERT_EQ(2, fsrv_clone(&self->srv));
-	/* No reader: the request stays queued until the last fd closes */
+	/*
+	 * No reader: the request stays queued until the last fd closes.  It
+	 * is counted as waiting before it is queued, so wait until it can be
+	 * read: closed before, it would fail with ENOTCONN instead.
+	 */
 	fsrv_job_stat(&job, self->mnt, "pending", -1);
-	ASSERT_EQ(0, fsrv_wait_waiting(&self->srv, 1, 5000));
+	pfd.fd = self->srv.fds[0];
+	ASSERT_EQ(1, poll(&pfd, 1, 5000));
 	for (i = 0; i < self->srv.nfds; i++) {
 		close(self->srv.fds[i]);
 		self->srv.fds[i] = -1;
