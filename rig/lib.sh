@@ -183,3 +183,22 @@ bench_build() {
 	"$TOP/rig/kernel.sh" bench "$TOP/rig/bench.config"
 	"$TOP/rig/modules.sh" "$B/kernel-bench" "$B/modules-bench" stock ours
 }
+
+# The qemu-plugin.h of the QEMU that runs the guests (Debian's qemu source
+# package, fetched once into build/qemu-src), for the TCG plugins of
+# make pathprof and make bench-lines; prints its directory
+qemu_plugin_include() {
+	local qv src=$BROOT/qemu-src hdr dsc
+	hdr=$(find "$src" -path '*/include/qemu/qemu-plugin.h' 2>/dev/null | head -n1 || true)
+	if [ -z "$hdr" ]; then
+		# the source's version: a binary-only rebuild adds +bN
+		qv=$(dpkg-query -W -f '${Version}' qemu-system-x86)
+		qv=${qv%+b[0-9]*}
+		dsc=$("$TOP/rig/debsrc.sh" "qemu=$qv" "$src")
+		tar -xJf "$(dirname "$dsc")"/qemu_*.orig.tar.xz -C "$src" \
+			--wildcards '*/include/qemu/qemu-plugin.h'
+		hdr=$(find "$src" -path '*/include/qemu/qemu-plugin.h' | head -n1)
+	fi
+	[ -n "$hdr" ] || die "no qemu-plugin.h in $src"
+	dirname "$hdr"
+}

@@ -24,16 +24,7 @@ rm -rf "$out"
 mkdir -p "$out"
 
 # The plugin, against the plugin API of the QEMU that runs it
-qv=$(dpkg-query -W -f '${Version}' qemu-system-x86)
-src=$BROOT/qemu-src
-hdr=$(find "$src" -path '*/include/qemu/qemu-plugin.h' 2>/dev/null | head -n1)
-if [ -z "$hdr" ]; then
-	dsc=$("$TOP/rig/debsrc.sh" "qemu=$qv" "$src")
-	tar -xJf "$(dirname "$dsc")"/qemu_*.orig.tar.xz -C "$src" \
-		--wildcards '*/include/qemu/qemu-plugin.h'
-	hdr=$(find "$src" -path '*/include/qemu/qemu-plugin.h' | head -n1)
-fi
-cc -O2 -Wall -shared -fPIC -I"$(dirname "$hdr")" \
+cc -O2 -Wall -shared -fPIC -I"$(qemu_plugin_include)" \
 	-o "$out/insncount.so" "$TOP/rig/pathprof/insncount.c"
 
 map=$B/kernel-bench/System.map
