@@ -17,8 +17,14 @@
  *                        daemon takes 20 ms to answer; THREADS may exceed
  *                        the CPUs (thread i runs on CPU i % CPUs), so that
  *                        several callers share each CPU and its clone
- *     THREADS:  load threads, pinned to CPUs 0 .. THREADS-1
+ *     THREADS:  load threads; thread i is pinned to CPU i % CPUs, so
+ *               THREADS may exceed the CPUs (two callers per CPU, ...);
+ *               0 is one per CPU, -K is K per CPU (a plan for any size)
  *     OPS:      operations per thread
+ *   With FUSE_BENCH_MARK=1 in the environment, syncfs(2) on / just before
+ *   the load threads start and just after the last one ends: the marks
+ *   that cut make bench-lines' counts (rig/pathprof/lines.c) around the
+ *   measured operations alone.
  *
  *   fuse_bench pipe same|cross OPS
  *     ping-pong over two pipes between two threads on one CPU or on two:
@@ -220,6 +226,21 @@ static unsigned long long proc_ipis(void)
 
 static int pipe_bench(const char *how, long ops);
 
+/* FUSE_BENCH_MARK=1: a mark for a TCG plugin (see the top of this file) */
+static void mark(void)
+{
+	const char *m = getenv("FUSE_BENCH_MARK");
+	int fd;
+
+	if (!m || strcmp(m, "1"))
+		return;
+	fd = open("/", O_RDONLY);
+	if (fd < 0 || syncfs(fd))
+		perror("FUSE_BENCH_MARK: syncfs /");
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Requests moved off the clone the rules named: took_busy + took_stolen */
 static long moved(struct fsrv *srv)
 {
@@ -268,8 +289,8 @@ int main(int argc, char **argv)
 	ops = atol(argv[4]);
 	if (ncpu > FSRV_MAX_FDS - 1)
 		ncpu = FSRV_MAX_FDS - 1;
-	if (nthreads < 1 || (nthreads > ncpu && strcmp(workload, "mixed")))
-		nthreads = ncpu;
+	if (nthreads < 1)
+		nthreads = ncpu * (nthreads ? -nthreads : 1);
 	if (nthreads > FSRV_MAX_FDS)
 		nthreads = FSRV_MAX_FDS;
 	for (cpu = 0; cpu < ncpu; cpu++)
@@ -320,6 +341,7 @@ int main(int argc, char **argv)
 	ctx0 = proc_stat_ctxt();
 	ipi0 = proc_ipis();
 	memset(fdstat, 0, sizeof(fdstat));
+	mark();
 	pthread_barrier_wait(&start);
 	/*
 	 * The run lasts as long as its slowest worker, each timed on its own
@@ -335,6 +357,7 @@ int main(int argc, char **argv)
 		if (w[i].busy_us / 1e6 > secs)
 			secs = w[i].busy_us / 1e6;
 	}
+	mark();
 	ctx1 = proc_stat_ctxt();
 	ipi1 = proc_ipis();
 	for (i = 0; i < FSRV_MAX_FDS; i++) {
