@@ -10,6 +10,10 @@
 #   make bench     stock vs ours benchmark table (build/bench/results.md),
 #                  and fio against libfuse daemons (build/bench/fio/)
 #   make pathprof  instructions per request by function, stock vs ours
+#   make bench-lines
+#                  cachelines moved between vCPUs and nodes per request,
+#                  4 to 32 vCPUs, stock vs ours (a TCG plugin's model), and
+#                  the slow-request workload on the instruction clock
 #   make bench-manycore
 #                  the same on a host with 16+ cores, 2 and 4 nodes
 #   make stress DURATION=3600 [FLAVOR=kcsan|rt]
@@ -91,6 +95,11 @@ bench-manycore: deps
 # (QEMU instruction clock and a TCG plugin; build/pathprof/profile.md)
 pathprof: deps
 	$(RIG)/pathprof.sh
+
+# Cacheline transfers per request in simulated 4- to 32-vCPU machines
+# (rig/pathprof/lines.c, rig/lines.py; build/bench-lines/results.md)
+bench-lines: deps
+	$(RIG)/bench-lines.sh
 
 # Only the fio run of make bench (build/bench/fio/results.md)
 bench-fio: deps
@@ -181,5 +190,5 @@ distclean:
 
 
 .PHONY: all module deps demo check stress bench bench-manycore work patches checkpatch series-check clean distclean \
-	libfuse-work libfuse-patches bench-fio pathprof \
+	libfuse-work libfuse-patches bench-fio pathprof bench-lines \
 	install uninstall reload dkms-source dkms-install dkms-check series series-boot series-range

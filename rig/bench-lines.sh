@@ -1,0 +1,183 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# make bench-lines: cachelines moved between vCPUs and between nodes per
+# FUSE request, stock fuse.ko against ours, in simulated machines of 4 to
+# 32 vCPUs in 1, 2 and 4 nodes.  The benchmark kernel runs on QEMU's
+# instruction clock with one TCG thread and a plugin (rig/pathprof/lines.c)
+# that sees every guest load and store by physical address and keeps a
+# directory of which vCPU holds and last wrote each 64-byte line; fuse_bench
+# marks the start and end of its measured operations (FUSE_BENCH_MARK=1),
+# and rig/lines.py turns the counts into transfers per request by mode, by
+# function and by line, and the projection (rig/lines_model.py).
+#
+# Then the slow-request workload (fuse_bench mixed: 1 request in 100 held
+# 20 ms) on the instruction clock without the plugin, at LINES_MIXED_TOPOS,
+# where a held request is a sleep that costs no host time.
+# Writes build/bench-lines/results.md.  Each run is made LINES_RUNS (3)
+# times in the boot, and the tables give the median and the spread.
+#
+# bench-lines.sh check [RUNDIR TAP]: only the model's own check, which
+# make check runs: lines_probe's cases of known sharing (a line ping-ponged
+# between two vCPUs of one node and of two, per-CPU lines, a line passed
+# round four vCPUs) on a 4-vCPU 2-node guest, their counts against what
+# the model must count (rig/lines.py check), as TAP.
+# Environment: LINES_TOPOS (the
+# machines, "smp=N nodes=M|..."), LINES_REQS (requests per run, 1000),
+# LINES_RUNS (3), LINES_REPEAT (1: boot the first machine twice as well),
+# LINES_MIXED_TOPOS ("smp=4 nodes=2|smp=8 nodes=2"; "none": not run),
+# LINES_MIXED_OPS (operations per caller, 300), LINES_OUT.
+. "$(dirname "$0")/lib.sh"
+
+IFS='|' read -r -a topos <<< "${LINES_TOPOS:-smp=4 nodes=1|smp=4 nodes=2|smp=8 nodes=2|smp=8 nodes=4|smp=16 nodes=2|smp=16 nodes=4|smp=32 nodes=2|smp=32 nodes=4}"
+IFS='|' read -r -a mixed_topos <<< "${LINES_MIXED_TOPOS:-smp=4 nodes=2|smp=8 nodes=2}"
+[ "${LINES_MIXED_TOPOS:-}" = none ] && mixed_topos=()
+reqs=${LINES_REQS:-1000}
+out=${LINES_OUT:-$B/bench-lines}
+what=${1:-bench}
+
+if [ "$what" = check ]; then
+	"$TOP/rig/kernel.sh" bench "$TOP/rig/bench.config"
+	out=$B/lines-check
+else
+	bench_build
+	"$TOP/rig/selftests.sh"
+fi
+rm -rf "$out"
+mkdir -p "$out/tests" "$out/modules"
+# A small initramfs: under the plugin, unpacking costs as much as a run
+cp "$B/tests/fuse_bench" "$B/tests/lines_probe" "$out/tests/"
+[ "$what" = check ] || cp "$B/modules-bench"/*.ko "$out/modules/"
+cc -O2 -Wall -shared -fPIC -I"$(qemu_plugin_include)" \
+	-o "$out/lines.so" "$TOP/rig/pathprof/lines.c"
+map=$B/kernel-bench/System.map
+mark=$(awk '$3 == "__x64_sys_syncfs" { print $1 }' "$map")
+[ -n "$mark" ] || die "no __x64_sys_syncfs in $map"
+
+# The node of each vCPU, one digit each, as rig/guest.sh lays them out
+node_digits() {	# CPUS NODES
+	local c
+	for ((c = 0; c < $1; c++)); do
+		printf '%d' $((c / ($1 / $2)))
+	done
+}
+
+# Boot the benchmark kernel on the instruction clock with the plugin
+lines_guest() {	# DIR TOPOLOGY ("smp=N nodes=M") PLAN-FILE
+	local dir=$1 topo=$2 smp nodes
+	eval "$topo"
+	mkdir -p "$dir"
+	[ "$3" = "$dir/plan" ] || cp "$3" "$dir/plan"
+	"$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
+		"$out/modules" "$out/tests"
+	t0=$(date +%s)
+	GUEST_ICOUNT=1 GUEST_CMDLINE="tsc=reliable" \
+	GUEST_QEMU_EXTRA="-plugin $out/lines.so,mark=$mark,out=$dir/lines,nodes=$(node_digits "$smp" "$nodes")" \
+		"$TOP/rig/guest.sh" "$B/kernel-bench/arch/x86/boot/bzImage" \
+		"$dir/initramfs.cpio.gz" "$dir" "$topo" "${LINES_TIMEOUT:-5400}"
+	echo "$(($(date +%s) - t0))" > "$dir/seconds"
+}
+
+# The model's check: known sharing, 4 vCPUs in 2 nodes
+probe_plan() {
+	echo "run 120 lines_probe pingpong 0 1 100"
+	echo "run 120 lines_probe pingpong 0 3 100"
+	echo "run 120 lines_probe percpu 4 10000"
+	echo "run 300 lines_probe turn 4 10"
+}
+probe_plan > "$out/probe.plan"
+if [ "$what" = check ]; then
+	rundir=${2:-$B/runs/lines}
+	tap=${3:-$B/runs/host/lines.tap}
+	rm -rf "$rundir"
+	mkdir -p "$(dirname "$tap")"
+	lines_guest "$rundir" "smp=4 nodes=2" "$out/probe.plan"
+	python3 "$TOP/rig/lines.py" check "$rundir" "$out/tests/lines_probe" > "$tap" || true
+	cat "$tap"
+	exit 0
+fi
+# and, for the projection, the path length of a getattr in each mode: one
+# caller, so that no lock is contended and no vCPU waits for another
+{
+	cat "$out/probe.plan"
+	for m in stock ours; do
+		echo "module $m"
+		echo "sh 60 grep -E '\\[fuse\\]' /proc/kallsyms"
+		for mode in unbound bound strict; do
+			[ $m = stock ] && [ $mode != unbound ] && continue
+			echo "sh 900 FUSE_BENCH_MARK=1 fuse_bench $mode getattr 1 $reqs"
+		done
+	done
+} > "$out/probe-bench.plan"
+lines_guest "$out/probe" "smp=4 nodes=2" "$out/probe-bench.plan"
+
+# Each run LINES_RUNS times: with many callers, which reader a wakeup
+# finds first depends on how the vCPUs interleave, and QEMU's instruction
+# clock is not deterministic once its I/O thread injects an event, so the
+# tables give the median and the spread of the runs
+lines_plan() {	# CPUS
+	local cpus=$1 m mode wl callers t ops r
+	for m in stock ours; do
+		echo "module $m"
+		echo "sh 60 grep -E '\\[fuse\\]' /proc/kallsyms"
+		for ((r = 1; r <= ${LINES_RUNS:-3}; r++)); do
+			for wl in getattr read; do
+				for callers in 1 2; do
+					t=$((callers * cpus))
+					ops=$(((reqs + t - 1) / t))
+					for mode in unbound bound strict; do
+						[ $m = stock ] && [ $mode != unbound ] && continue
+						echo "sh 900 FUSE_BENCH_MARK=1 fuse_bench $mode $wl $t $ops"
+					done
+				done
+			done
+		done
+	done
+}
+
+dirs=()
+first=1
+for topo in "${topos[@]}"; do
+	eval "$topo"	# smp= nodes=
+	name=smp-$smp-nodes-$nodes
+	boots=1
+	[ $first = 1 ] && [ "${LINES_REPEAT:-0}" = 1 ] && boots=2
+	first=0
+	for ((b = 1; b <= boots; b++)); do
+		dir=$out/$name
+		[ $b = 1 ] || dir=$out/$name-repeat
+		mkdir -p "$dir"
+		lines_plan "$smp" > "$dir/plan"
+		lines_guest "$dir" "$topo" "$dir/plan"
+		log "$name: $(cat "$dir/seconds") s"
+		dirs+=("$dir")
+	done
+done
+
+# The slow-request workload on the instruction clock, no plugin
+mdirs=()
+for topo in ${mixed_topos[@]+"${mixed_topos[@]}"}; do
+	eval "$topo"
+	dir=$out/mixed-smp-$smp-nodes-$nodes
+	mkdir -p "$dir"
+	for m in stock ours; do
+		echo "module $m"
+		for mode in unbound strict bound; do
+			[ $m = stock ] && [ $mode != unbound ] && continue
+			echo "run 900 fuse_bench $mode mixed $((4 * smp)) ${LINES_MIXED_OPS:-300}"
+		done
+	done > "$dir/plan"
+	"$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
+		"$out/modules" "$out/tests"
+	t0=$(date +%s)
+	GUEST_ICOUNT=1 GUEST_CMDLINE="tsc=reliable" "$TOP/rig/guest.sh" \
+		"$B/kernel-bench/arch/x86/boot/bzImage" "$dir/initramfs.cpio.gz" \
+		"$dir" "$topo" "${LINES_TIMEOUT:-5400}"
+	echo "$(($(date +%s) - t0))" > "$dir/seconds"
+	mdirs+=("$dir")
+done
+
+python3 "$TOP/rig/lines.py" check "$out/probe" "$out/tests/lines_probe" > "$out/probe.tap" || true
+python3 "$TOP/rig/lines.py" report "$out/results.md" "$map" "${dirs[@]}" \
+	--pathlen "$out/probe" ${mdirs[@]+--mixed "${mdirs[@]}"}
+echo "The model's check (lines_probe): $(grep -c '^ok' "$out/probe.tap") of $(grep -c -E '^(not )?ok' "$out/probe.tap") cases exact." |
+	tee -a "$out/results.md"
