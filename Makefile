@@ -14,6 +14,9 @@
 #                  cachelines moved between vCPUs and nodes per request,
 #                  4 to 32 vCPUs, stock vs ours (a TCG plugin's model), and
 #                  the slow-request workload on the instruction clock
+#   make bench-bundle
+#                  the many-core benchmark as one file for a bare 16+ core
+#                  box (build/bench-bundle/fuse-manycore.run)
 #   make bench-manycore
 #                  the same on a host with 16+ cores, 2 and 4 nodes
 #   make stress DURATION=3600 [FLAVOR=kcsan|rt]
@@ -100,6 +103,10 @@ pathprof: deps
 # (rig/pathprof/lines.c, rig/lines.py; build/bench-lines/results.md)
 bench-lines: deps
 	$(RIG)/bench-lines.sh
+
+# The many-core benchmark in one self-contained file (rig/bench-bundle.sh)
+bench-bundle: deps
+	$(RIG)/bench-bundle.sh
 
 # Only the fio run of make bench (build/bench/fio/results.md)
 bench-fio: deps
@@ -190,5 +197,5 @@ distclean:
 
 
 .PHONY: all module deps demo check stress bench bench-manycore work patches checkpatch series-check clean distclean \
-	libfuse-work libfuse-patches bench-fio pathprof bench-lines \
+	libfuse-work libfuse-patches bench-fio pathprof bench-lines bench-bundle \
 	install uninstall reload dkms-source dkms-install dkms-check series series-boot series-range

@@ -8,7 +8,8 @@
 # 60 s limit), else under TCG.  Lock statistics on the first topology,
 # fio on 2 nodes; the 2-vCPU instruction-clock table as in make bench.
 # Writes build/bench-manycore/.  Set MANYCORE_FORCE=1 to run it on fewer
-# cores anyway (the figures then measure the host's overcommit).
+# cores anyway (the figures then measure the host's overcommit).  A box
+# that has no packages runs make bench-bundle's one file instead.
 . "$(dirname "$0")/lib.sh"
 
 cores=$(nproc)
