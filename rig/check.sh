@@ -64,6 +64,18 @@ guest_run libfuse-1node 1node \
 	"module ours" \
 	"run 600 fuse_libfuse_test.sh ours"
 
+# The cacheline model of make bench-lines checks itself: lines_probe's
+# cases of known sharing on the benchmark kernel, on the instruction clock
+# with the TCG plugin, against the counts the model must give (host TAP)
+"$TOP/rig/bench-lines.sh" check "$B/runs/lines" "$B/runs/host/lines.tap" ||
+	log "bench-lines.sh check stopped early"
+runs+=("$B/runs/lines")
+# The many-core bundle, built with a short plan (one repeat, 300
+# operations a run) and run as a bare box would run it: outside the
+# clone, coreutils alone on PATH, 4 vCPUs (MANYCORE_FORCE=1; host TAP)
+BUNDLE_REPEATS=1 BUNDLE_OPS=300 "$TOP/rig/bench-bundle.sh" check \
+	> "$B/runs/host/bundle.tap" || log "bench-bundle.sh check failed"
+
 # Host-side checks: each patch of the series on its own (checkpatch
 # --strict, W=1 and sparse, kernel-doc, its own guest tests), checkpatch
 # --strict and sparse on the whole
@@ -121,6 +133,7 @@ install_taps=("tap:dkms:$B/runs/host/dkms.tap"
 	     "tap:series-builtin:$B/runs/host/series-builtin.tap")
 # --- end of the install checks ---
 
-python3 "$TOP/rig/verdict.py" "${runs[@]}" \
+python3 "$TOP/rig/verdict.py" "${runs[@]}" "tap:lines:$B/runs/host/lines.tap" \
+	"tap:bundle:$B/runs/host/bundle.tap" \
 	"tap:host:$B/runs/host/series.tap" "tap:host:$B/runs/host/checkpatch.tap" \
 	"tap:host:$B/runs/host/sparse.tap" "${base_taps[@]}" "${install_taps[@]}"
