@@ -170,13 +170,7 @@ class Naming:
 
     def __init__(self, smap, d):
         self.text = load_map(smap)
-        data = []
-        with open(smap) as f:
-            for ln in f:
-                p = ln.split()
-                if len(p) >= 3 and p[1] in "dDbBrR":
-                    data.append((int(p[0], 16), p[2]))
-        data.sort()
+        data = sorted(load_map(smap, "dDbBrR"))
         self.data_addrs = [a for a, _ in data]
         self.data_names = [n for _, n in data]
         self.mods = module_syms(os.path.join(d, "results.log"))

@@ -17,12 +17,13 @@ import os
 import sys
 
 
-def load_map(path):
+def load_map(path, types="tTwW"):
+    """(address, name) of the System.map symbols of those types (text)"""
     syms = []
     with open(path) as f:
         for line in f:
             parts = line.split()
-            if len(parts) >= 3 and parts[1] in "tTwW":
+            if len(parts) >= 3 and parts[1] in types:
                 syms.append((int(parts[0], 16), parts[2]))
     return syms
 
