@@ -218,7 +218,8 @@ def summarize(r, counts, res):
     hot = max((ld + st for pa, va, ld, st, cr, tp in counts["line"]), default=0)
     hot_cross = max(((ld + st, cr) for pa, va, ld, st, cr, tp in counts["line"]),
                     default=(0, 0))[1]
-    return {"reqs": reqs, "kern": kern, "user": user, "byfn": byfn,
+    local = float(fields[8]) if len(fields) == 13 else 0.0
+    return {"reqs": reqs, "kern": kern, "user": user, "byfn": byfn, "local": local,
             "accesses": counts["total"][0], "insns": counts["total"][5],
             "hot": hot, "hot_cross": hot_cross}
 
@@ -295,7 +296,8 @@ def report(out, dirs, smap, mixed_dirs=(), pathlen=None):
                 w("| %s | %d | %s |" % (wl, callers, " | ".join(row)))
     # Growth with the machine's size
     w("\n### How the figures grow (getattr, one caller per CPU; kernel transfers "
-      "per request, cross-node in brackets)\n")
+      "per request, cross-node in brackets, and the share of requests read on "
+      "the CPU that issued them)\n")
     w("| vCPUs × nodes | " + " | ".join(MODES) + " |")
     w("| --- " * (1 + len(MODES)) + "|")
     for (cpus, nodes) in sorted(results):
@@ -305,8 +307,10 @@ def report(out, dirs, smap, mixed_dirs=(), pathlen=None):
             if not ss:
                 row.append("-")
                 continue
-            row.append("%.1f (%.1f)" % (median([per_req(s, range(4)) for s in ss]),
-                                        median([per_req(s, (1, 3)) for s in ss])))
+            row.append("%.1f (%.1f), %.0f %%" % (
+                median([per_req(s, range(4)) for s in ss]),
+                median([per_req(s, (1, 3)) for s in ss]),
+                median([s["local"] for s in ss])))
         w("| %d × %d | %s |" % (cpus, nodes, " | ".join(row)))
     # Where they come from, on the largest machine
     if tops:
