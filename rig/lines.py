@@ -493,7 +493,7 @@ def mixed_report(dirs):
                    st >= 10 * wc, "%.0f µs against %.0f µs strict (%.1fx)" % (wc, st, st / wc)),
                   ("no worse than stock clone_fd", wc <= stock,
                    "%.0f µs against %.0f µs stock" % (wc, stock)),
-                  ("own CPU at least 95 %%", own("ours", "bound") >= 95,
+                  ("own CPU at least 95 %", own("ours", "bound") >= 95,
                    "%.1f %%" % own("ours", "bound"))]
         out.append("\nGoal at %d vCPUs, %d nodes: %s." % (cpus, nodes, "; ".join(
             "%s: %s (%s)" % (what, "met" if ok else "NOT met", why)
