@@ -8,7 +8,7 @@
 # directory of which vCPU holds and last wrote each 64-byte line; fuse_bench
 # marks the start and end of its measured operations (FUSE_BENCH_MARK=1),
 # and rig/lines.py turns the counts into transfers per request by mode, by
-# function and by line, and the projection (rig/lines_model.py).
+# function and by line, and into the projection.
 #
 # Then the slow-request workload (fuse_bench mixed: 1 request in 100 held
 # 20 ms) on the instruction clock without the plugin, at LINES_MIXED_TOPOS,
@@ -21,9 +21,9 @@
 # between two vCPUs of one node and of two, per-CPU lines, a line passed
 # round four vCPUs) on a 4-vCPU 2-node guest, their counts against what
 # the model must count (rig/lines.py check), as TAP.
-# Environment: LINES_TOPOS (the
-# machines, "smp=N nodes=M|..."), LINES_REQS (requests per run, 1000),
-# LINES_RUNS (3), LINES_REPEAT (1: boot the first machine twice as well),
+# Environment: LINES_TOPOS (the machines, "smp=N nodes=M|..."),
+# LINES_REQS (requests per run, 1000), LINES_RUNS (3), LINES_REPEAT (1:
+# boot the first machine twice as well),
 # LINES_MIXED_TOPOS ("smp=4 nodes=2|smp=8 nodes=2"; "none": not run),
 # LINES_MIXED_OPS (operations per caller, 300), LINES_OUT.
 . "$(dirname "$0")/lib.sh"
@@ -61,17 +61,19 @@ node_digits() {	# CPUS NODES
 	done
 }
 
-# Boot the benchmark kernel on the instruction clock with the plugin
-lines_guest() {	# DIR TOPOLOGY ("smp=N nodes=M") PLAN-FILE
-	local dir=$1 topo=$2 smp nodes
+# Boot the benchmark kernel on the instruction clock, with the plugin
+# unless told "noplugin"
+lines_guest() {	# DIR TOPOLOGY ("smp=N nodes=M") PLAN-FILE [noplugin]
+	local dir=$1 topo=$2 smp nodes t0 plugin
 	eval "$topo"
 	mkdir -p "$dir"
 	[ "$3" = "$dir/plan" ] || cp "$3" "$dir/plan"
 	"$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
 		"$out/modules" "$out/tests"
+	plugin="-plugin $out/lines.so,mark=$mark,out=$dir/lines,nodes=$(node_digits "$smp" "$nodes")"
+	[ "${4:-}" != noplugin ] || plugin=
 	t0=$(date +%s)
-	GUEST_ICOUNT=1 GUEST_CMDLINE="tsc=reliable" \
-	GUEST_QEMU_EXTRA="-plugin $out/lines.so,mark=$mark,out=$dir/lines,nodes=$(node_digits "$smp" "$nodes")" \
+	GUEST_ICOUNT=1 GUEST_CMDLINE="tsc=reliable" GUEST_QEMU_EXTRA="$plugin" \
 		"$TOP/rig/guest.sh" "$B/kernel-bench/arch/x86/boot/bzImage" \
 		"$dir/initramfs.cpio.gz" "$dir" "$topo" "${LINES_TIMEOUT:-5400}"
 	echo "$(($(date +%s) - t0))" > "$dir/seconds"
@@ -166,13 +168,7 @@ for topo in ${mixed_topos[@]+"${mixed_topos[@]}"}; do
 			echo "run 900 fuse_bench $mode mixed $((4 * smp)) ${LINES_MIXED_OPS:-300}"
 		done
 	done > "$dir/plan"
-	"$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
-		"$out/modules" "$out/tests"
-	t0=$(date +%s)
-	GUEST_ICOUNT=1 GUEST_CMDLINE="tsc=reliable" "$TOP/rig/guest.sh" \
-		"$B/kernel-bench/arch/x86/boot/bzImage" "$dir/initramfs.cpio.gz" \
-		"$dir" "$topo" "${LINES_TIMEOUT:-5400}"
-	echo "$(($(date +%s) - t0))" > "$dir/seconds"
+	lines_guest "$dir" "$topo" "$dir/plan" noplugin
 	mdirs+=("$dir")
 done
 

@@ -253,15 +253,14 @@ def path_lengths(d):
 
 def report(out, dirs, smap, mixed_dirs=(), pathlen=None):
     results = {}	# (cpus, nodes) -> {(wl, callers, mode): summary}
-    tops = {}	# (cpus, nodes) -> {mode: (byfn, lines, reqs, naming, res)}
+    tops = {}	# (cpus, nodes) -> {mode: [(summary, counts, naming, res)]}
     for d in dirs:
         cpus, nodes = topo_of(os.path.basename(d.rstrip("/")))
         naming = Naming(smap, d)
         meas, complete = measured(d)
         cell = results.setdefault((cpus, nodes), {})
         for r, counts in meas:
-            loads = 0 if r["module"] == "stock" else 1
-            res = naming.resolver(loads)
+            res = naming.resolver(0 if r["module"] == "stock" else 1)
             if counts is None or r["rc"] != 0:
                 continue
             wl, threads, mode = label(r)
@@ -277,8 +276,9 @@ def report(out, dirs, smap, mixed_dirs=(), pathlen=None):
     w = lines.append
     w("Cacheline transfers per request, by the TCG plugin's directory model "
       "(rig/pathprof/lines.c): guest kernel code only, same-node + cross-node; "
-      "in brackets the transfers of user space (caller and daemon). "
-      "One caller per CPU, or two.\n")
+      "in brackets the transfers of user space (caller and daemon); the "
+      "median of the runs, and after ± their spread (half their range, in "
+      "% of the median). One caller per CPU, or two.\n")
     for (cpus, nodes) in sorted(results):
         cell = results[(cpus, nodes)]
         w("\n### %d vCPUs, %d node%s\n" % (cpus, nodes, "s" if nodes > 1 else ""))
