@@ -34,6 +34,10 @@
 #                  both series built, and git range-diff between them
 #   make libfuse-work
 #                  Debian's libfuse 3 with libfuse/patches (-o clone_bind)
+#   make libfuse-deb
+#                  the same as Debian packages (fuse3, libfuse3-3,
+#                  libfuse3-dev) of version <Debian's>+clonebind1, in
+#                  build/libfuse/deb, for apt install
 #
 # BASE=6.1 points the targets that work on one base (work, patches, demo,
 # series, series-check, stress, checkpatch) at Linux 6.1; the default is
@@ -125,6 +129,11 @@ libfuse-work: deps
 libfuse-patches:
 	$(RIG)/libfuse-patches.sh
 
+# Debian's fuse3 source package with libfuse/patches, built with
+# dpkg-buildpackage (build/libfuse/deb/*.deb)
+libfuse-deb: deps
+	$(RIG)/libfuse-deb.sh
+
 patches:
 	$(RIG)/patches.sh
 
@@ -197,5 +206,5 @@ distclean:
 
 
 .PHONY: all module deps demo check stress bench bench-manycore work patches checkpatch series-check clean distclean \
-	libfuse-work libfuse-patches bench-fio pathprof bench-lines bench-bundle \
+	libfuse-work libfuse-patches libfuse-deb bench-fio pathprof bench-lines bench-bundle \
 	install uninstall reload dkms-source dkms-install dkms-check series series-boot series-range
