@@ -16,7 +16,7 @@
 # the same on both bases (6.12's debug guest runs all of them).
 # What 6.1 lacks is skipped by the tests, saying why (no FUSE_NOTIFY_RESEND
 # before protocol 7.40).  The runs land in build/6.1/runs (6.1-debian,
-# 6.1-debian-1node, 6.1-debug), for verdict.py.
+# 6.1-debian-1node, 6.1-debian-sshfs, 6.1-debug), for verdict.py.
 # usage: BASE=6.1 check-6.1.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -40,6 +40,16 @@ guest_plan 6.1-debian-1node "$DEB_VMLINUZ" "$md" 1node \
 	"module ours" \
 	"${ROUTING_TESTS[@]}" \
 	"$STRESS_1NODE"
+# A user's machine: Debian's kernel, a Debian userland with our fuse3 and
+# libfuse3-3 packages installed by apt (rig/debroot.sh), and Debian's own
+# sshfs against an sshd on the loopback, on Debian's fuse.ko and on ours
+"$TOP/rig/debroot.sh"
+INITRAMFS_BASE=$BROOT/libfuse/debroot.tar GUEST_MEM=768 GUEST_CMDLINE=initramfs_async=0 \
+	guest_plan 6.1-debian-sshfs "$DEB_VMLINUZ" "$md" 2node \
+	"module stock" \
+	"run 600 fuse_libfuse_test.sh stock deb" \
+	"module ours" \
+	"run 600 fuse_libfuse_test.sh ours deb"
 guest_plan 6.1-debug "$B/kernel-debug/arch/x86/boot/bzImage" "$B/modules-debug" 2node \
 	"${PLAN_2NODE[@]}" \
 	"run 300 fuse_kmemleak.sh"

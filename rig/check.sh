@@ -109,7 +109,8 @@ checkpatch_tap 6.12 checkpatch "checkpatch --strict on the series and fs/fuse/*"
 # its runs or TAP missing, and the verdict counts them.
 B61=$(base_build 6.1)
 BASE=6.1 "$TOP/rig/check-6.1.sh" || log "check-6.1.sh stopped early"
-runs+=("$B61/runs/6.1-debian" "$B61/runs/6.1-debian-1node" "$B61/runs/6.1-debug")
+runs+=("$B61/runs/6.1-debian" "$B61/runs/6.1-debian-1node" "$B61/runs/6.1-debian-sshfs"
+      "$B61/runs/6.1-debug")
 BASE=6.1 "$TOP/rig/series-check.sh" "$B61/kernel-debug" "$B61/runs/series-patches" \
 	> "$B/runs/host/series-6.1.tap" || true
 checkpatch_tap 6.1 checkpatch-6.1 "checkpatch --strict on the 6.1 series"

@@ -11,6 +11,8 @@
 # dynamically linked ELF packed, tests and host files alike, gets the shared
 # libraries ldd finds for it and the loader, at their paths on the host
 # (and libgcc_s.so.1 next to libc.so.6, which glibc loads at run time).
+# INITRAMFS_BASE, a tar of a root tree (rig/debroot.sh: a Debian
+# userland), is unpacked first, and the rest goes on top of it.
 . "$(dirname "$0")/lib.sh"
 
 out=$1 plan=$2 moddir=$3 testdir=$4
@@ -19,9 +21,10 @@ bb=/bin/busybox
 [ -x "$bb" ] || die "no $bb: apt-get install busybox-static"
 root=$(mktemp -d "$B/initramfs.XXXXXX")
 trap 'rm -rf "$root"' EXIT
+[ -z "${INITRAMFS_BASE:-}" ] || tar -xf "$INITRAMFS_BASE" -C "$root"
 mkdir -p "$root"/{bin,dev,proc,sys,tmp,lib/fuse,tests}
 cp "$bb" "$root/bin/busybox"
-ln -s busybox "$root/bin/sh"
+[ -e "$root/bin/sh" ] || ln -s busybox "$root/bin/sh"
 cp "$TOP/rig/guest-init.sh" "$root/init"
 chmod +x "$root/init"
 cp "$plan" "$root/plan"

@@ -25,7 +25,15 @@
 # options must say once that they run as clone_fd, bind and pin nothing,
 # and pass the same data checks.
 #
-# usage: fuse_libfuse_test.sh stock|ours   (the fuse.ko loaded)
+# With "deb", in the Debian userland guest (rig/debroot.sh: our fuse3 and
+# libfuse3-3 packages installed by apt), it runs instead:
+#
+#   deb     the packages are ours, apt keeps them over Debian's own, and
+#           Debian's sshfs binary loads the packaged library
+#   sshfs   Debian's sshfs, unchanged, with -o clone_bind=cpu against an
+#           sshd on the guest's loopback, under the same writers and checks
+#
+# usage: fuse_libfuse_test.sh stock|ours [deb]   (the fuse.ko loaded)
 # Prints kselftest TAP; busybox sh.  Every step runs under a timeout, and
 # the daemon is unmounted and gone at the end of each case.
 
@@ -33,6 +41,7 @@ T=$(cd "$(dirname "$0")" && pwd)
 # fs_mark, dbench and the example daemons are packed at their host paths
 PATH=$PATH:/usr/bin:/usr/sbin
 KIND=${1:-ours}
+MODE=${2:-}
 W=/tmp/libfuse
 SRC=$W/src
 MNT=$W/mnt
@@ -42,6 +51,7 @@ LOADFILE=/usr/share/dbench/client.txt
 FALLBACK='no FUSE_DEV_IOC_BIND'
 CPU3=/sys/devices/system/cpu/cpu3/online
 NTESTS=31
+[ "$MODE" = deb ] && NTESTS=7
 n=0
 nfail=0
 DPID=
@@ -52,9 +62,9 @@ LF_OURS=
 LL=$LF_OURS/example/passthrough_ll
 HP=$LF_OURS/example/passthrough_hp
 
-case "$KIND" in
-stock|ours) ;;
-*) echo "usage: $0 stock|ours" >&2; exit 2 ;;
+case "$KIND:$MODE" in
+stock:|ours:|stock:deb|ours:deb) ;;
+*) echo "usage: $0 stock|ours [deb]" >&2; exit 2 ;;
 esac
 
 echo "TAP version 13"
@@ -530,6 +540,83 @@ cleanup() {
 	[ -w $CPU3 ] && [ "$(cat $CPU3)" = 0 ] && echo 1 > $CPU3
 }
 trap cleanup EXIT
+
+# deb_packages NAME: libfuse3-3 and fuse3 are the packages make
+# libfuse-deb built, apt saw them as newer than Debian's own when it
+# installed them (rig/debroot.sh kept what it said), and Debian's sshfs
+# loads the library of that package
+deb_packages() {
+	why=
+	for p in libfuse3-3 fuse3; do
+		v=$(dpkg-query -W -f '${Version}' $p 2>/dev/null)
+		echo "# $p $v"
+		case "$v" in
+		*+clonebind*) ;;
+		*) why="${why:+$why; }$p is '$v', not our package" ;;
+		esac
+		# "Installed" and "Candidate" are ours, above Debian's in the table
+		awk -v p="$p:" -v v="$v" '
+			$1 == p { on = 1; next }
+			/^[^ ]/ { on = 0 }
+			on && ($1 == "Installed:" || $1 == "Candidate:") && $2 == v { n++ }
+			on && $1 != "***" && $1 ~ /^[0-9]/ && $1 != v { deb = $1 }
+			END { exit !(n == 2 && deb != "") }' /root/apt-policy.txt ||
+			why="${why:+$why; }apt did not see $p $v as installed and preferred over Debian's"
+	done
+	note < /root/apt-policy.txt
+	lib=$(ldd /usr/bin/sshfs | awk '$1 == "libfuse3.so.3" { print $3 }')
+	real=$(readlink -f "$lib")
+	owner=$(dpkg -S "${real##*/}" 2>/dev/null | cut -d: -f1)
+	echo "# sshfs loads $lib ($real), from package '$owner'"
+	if [ "$owner" != libfuse3-3 ]; then
+		why="${why:+$why; }sshfs's libfuse3.so.3 ($real) is not from libfuse3-3"
+	elif ! grep -q clone_bind "$real"; then
+		why="${why:+$why; }$real has no clone_bind"
+	fi
+	verdict "$1"
+}
+
+# An sshd on the loopback for sshfs: root logs in with a key made here
+SSHOPTS=IdentityFile=/root/.ssh/id_ed25519,StrictHostKeyChecking=no,UserKnownHostsFile=/dev/null,BatchMode=yes
+start_sshd() {
+	ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
+	mkdir -p /run/sshd /root/.ssh
+	chmod 700 /root /root/.ssh
+	ssh-keygen -A > /dev/null
+	[ -f /root/.ssh/id_ed25519 ] ||
+		ssh-keygen -q -t ed25519 -N '' -f /root/.ssh/id_ed25519
+	cp /root/.ssh/id_ed25519.pub /root/.ssh/authorized_keys
+	/usr/sbin/sshd -o UsePAM=no -o ListenAddress=127.0.0.1 -E /tmp/sshd.log
+}
+
+if [ "$MODE" = deb ]; then
+	echo "# fuse.ko: $KIND; $(nproc) CPUs; Debian userland, packaged libfuse"
+	# 1: the packages
+	deb_packages deb_packages_are_ours
+	# 2-5: Debian's sshfs, as installed
+	start_sshd || echo "# sshd did not start: $(cat /tmp/sshd.log)"
+	start_daemon sshfs_mount /usr/bin/sshfs -f \
+		-o clone_bind=cpu,$SSHOPTS root@127.0.0.1:$SRC $MNT
+	check_clones sshfs_clones_per_cpu cpu
+	check_io sshfs_writers 7 60 cpu
+	stop_daemon sshfs_unmount
+	echo "# fallback lines: $(grep -c "$FALLBACK" $LOG)"
+	# 6: a second mount after the first is gone works the same
+	why=
+	launch /usr/bin/sshfs -f -o clone_bind=cpu,$SSHOPTS root@127.0.0.1:$SRC $MNT &&
+		halt
+	verdict sshfs_mounts_again
+	# 7: nothing left behind
+	if grep -q " $W" /proc/mounts || pidof sshfs > /dev/null; then
+		result fail nothing_left "mounts or daemons left behind"
+	else
+		result ok nothing_left
+	fi
+	pkill -x sshd
+	echo "# $nfail of $NTESTS failed in $(($(date +%s) - start)) s"
+	[ $nfail = 0 ] || exit 1
+	exit 0
+fi
 
 echo "# fuse.ko: $KIND; $(nproc) CPUs; source directory on tmpfs"
 echo "# passthrough_ll: $LL"
