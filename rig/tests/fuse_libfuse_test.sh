@@ -20,6 +20,15 @@
 #   node    fuse_pt (high-level API, fuse_main()) with -o clone_bind=node,
 #           also under fs_mark and dbench
 #   plain   fuse_pt with -o clone_fd alone: nothing bound, nothing pinned
+#   threads fuse_pt -o clone_bind=cpu,max_threads=2: fewer workers
+#           allowed than CPUs, so one clone per node, and the log says so
+#   masked  passthrough_ll -o clone_bind=node started with
+#           /sys/devices/system/node hidden: the nodes are still found
+#   own     fuse_pt on a loop of its own (FUSE_PT_OWN_LOOP) with
+#           -o clone_bind=cpu: one line says the option does nothing there
+#
+# In the ll case a reader of CPU 1 is moved to CPU 0 before the writers:
+# it must pin itself back when it next reads (ll_reader_goes_back).
 #
 # On stock fuse.ko (no FUSE_DEV_IOC_BIND) the same daemons with the same
 # options must say once that they run as clone_fd, bind and pin nothing,
@@ -50,7 +59,7 @@ OUT=/tmp/libfuse-step.out
 LOADFILE=/usr/share/dbench/client.txt
 FALLBACK='no FUSE_DEV_IOC_BIND'
 CPU3=/sys/devices/system/cpu/cpu3/online
-NTESTS=31
+NTESTS=43
 [ "$MODE" = deb ] && NTESTS=7
 n=0
 nfail=0
@@ -624,26 +633,43 @@ if [ ! -x "$LL" ] || [ ! -x "$HP" ]; then
 	echo "# no example daemons in the guest: is $T/libfuse.conf there?"
 fi
 
-# 1-4: passthrough_ll -o clone_bind=cpu
+# move_readers PLACE CPU: every reader named PLACE gets affinity CPU alone
+move_readers() {
+	for t in /proc/$DPID/task/*; do
+		[ "$(cat $t/comm 2>/dev/null)" = "$1" ] || continue
+		taskset -p $((1 << $2)) ${t##*/} > /dev/null || return 1
+		echo "# moved ${t##*/} ($1) to CPU $2"
+	done
+}
+
+# 1-5: passthrough_ll -o clone_bind=cpu; a reader of CPU 1 moved away
 start_daemon ll_mount $LL -f -o source=$SRC,clone_bind=cpu $MNT
 check_clones ll_clones_per_cpu cpu
+[ $KIND = ours ] && [ $up = 1 ] && move_readers fuse_cpu1 0
 check_io ll_writers 1 40 cpu
+if ours_only ll_reader_goes_back; then
+	why=
+	check_readers cpu "$(daemon_cpus | tr '\n' ' ')"
+	grep -q 'cannot go back' $LOG && why="${why:+$why; }the daemon said a reader cannot go back"
+	readers | note
+	verdict ll_reader_goes_back
+fi
 stop_daemon ll_unmount
 echo "# fallback lines: $(grep -c "$FALLBACK" $LOG)"
 
-# 5-8: under taskset -c 1,2
+# 6-9: under taskset -c 1,2
 start_daemon taskset_mount taskset -c 1,2 $LL -f -o source=$SRC,clone_bind=cpu $MNT
 check_clones taskset_clones_on_1_2 cpu
 check_io taskset_writers 2 20 node
 stop_daemon taskset_unmount
 
-# 9-12: max_idle_threads=1 under bursts
+# 10-13: max_idle_threads=1 under bursts
 start_daemon idle_mount $LL -f -o source=$SRC,clone_bind=cpu,max_idle_threads=1 $MNT
 check_clones idle_clones_per_cpu cpu
 idle_bursts idle_bursts_same_clones
 stop_daemon idle_unmount
 
-# 13-16: started while CPU 3 is offline; it comes back before the writers
+# 14-17: started while CPU 3 is offline; it comes back before the writers
 if [ -w $CPU3 ] && [ "$(cat $CPU3)" = 1 ] && echo 0 > $CPU3; then
 	start_daemon offline_mount $LL -f -o source=$SRC,clone_bind=cpu $MNT
 	check_clones offline_clones_on_online_cpus cpu
@@ -657,13 +683,13 @@ else
 	done
 fi
 
-# 17-20: passthrough_hp -o clone_bind=cpu
+# 18-21: passthrough_hp -o clone_bind=cpu
 start_daemon hp_mount $HP --foreground -o clone_bind=cpu $SRC $MNT
 check_clones hp_clones_per_cpu cpu
 check_io hp_writers 3 40 cpu
 stop_daemon hp_unmount
 
-# 21-26: fuse_pt (fuse_main) -o clone_bind=node, fs_mark, dbench
+# 22-27: fuse_pt (fuse_main) -o clone_bind=node, fs_mark, dbench
 start_daemon node_mount $T/fuse_pt $SRC $MNT -f -o clone_bind=node
 check_clones node_clones_per_node node
 check_io node_writers 4 40 node
@@ -671,7 +697,7 @@ run_fs_mark node_fs_mark
 run_dbench node_dbench
 stop_daemon node_unmount
 
-# 27-30: fuse_pt -o clone_fd: as before, nothing bound or pinned
+# 28-31: fuse_pt -o clone_fd: as before, nothing bound or pinned
 start_daemon plain_mount $T/fuse_pt $SRC $MNT -f -o clone_fd
 why=
 if [ $up = 1 ]; then
@@ -692,7 +718,56 @@ verdict plain_nothing_bound
 check_io plain_writers 5 20 none
 stop_daemon plain_unmount
 
-# 31: nothing left behind
+# 32-35: max_threads=2 on 4 CPUs (fuse_main() takes the option; passthrough_ll's
+# loop config does not): a clone per node, and the log says why
+start_daemon threads_mount $T/fuse_pt $SRC $MNT -f -o clone_bind=cpu,max_threads=2
+check_clones threads_clones_per_node node
+if ours_only threads_logged; then
+	why=
+	grep -q 'max_threads 2 for [0-9]* CPUs' $LOG ||
+		why="no line says that max_threads made fewer clones"
+	grep 'clone_bind' $LOG | note
+	verdict threads_logged
+fi
+stop_daemon threads_unmount
+
+# 36-38: the nodes from the kernel, with sysfs's node directory hidden
+NODESYS=/sys/devices/system/node
+if mount -t tmpfs none $NODESYS; then
+	why=
+	launch $LL -f -o source=$SRC,clone_bind=node $MNT
+	umount $NODESYS
+	verdict masked_mount
+	check_clones masked_clones_per_node node
+	stop_daemon masked_unmount
+else
+	for t in masked_mount masked_clones_per_node masked_unmount; do
+		result skip $t "cannot mount over $NODESYS"
+	done
+fi
+
+# 39-42: a loop of the daemon's own: the option does nothing, and says so
+export FUSE_PT_OWN_LOOP=1
+start_daemon own_mount $T/fuse_pt $SRC $MNT -f -o clone_bind=cpu
+unset FUSE_PT_OWN_LOOP
+why=
+if [ $up = 1 ]; then
+	nown=$(grep -c 'runs its own' $LOG)
+	if [ "$nown" != 1 ]; then
+		why="'runs its own' logged $nown times, expected once"
+	elif grep -q "$FALLBACK" $LOG; then
+		why="a fallback to clone_fd logged by a loop that binds nothing"
+	elif [ $KIND = ours ] && dq_devices | awk '$2 != "none"' | grep -q .; then
+		why="devices bound by a loop that ignores clone_bind"
+	fi
+else
+	why="not mounted"
+fi
+verdict own_loop_says_ignored
+check_io own_writers 8 20 none
+stop_daemon own_unmount
+
+# 43: nothing left behind
 left=$(grep -c " $W" /proc/mounts)
 if [ "$left" != 0 ] || pidof fuse_pt passthrough_ll passthrough_hp > /dev/null; then
 	grep " $W" /proc/mounts | note

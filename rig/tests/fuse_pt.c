@@ -7,6 +7,9 @@
  *
  *   fuse_pt SRCDIR MOUNTPOINT [libfuse options, e.g. -f -o clone_fd]
  *
+ * With FUSE_PT_OWN_LOOP set in its environment it runs a loop of its own
+ * instead of libfuse's, as some daemons do.
+ *
  * Every path of the mount is the same path under SRCDIR.  Open files keep
  * their backing fd in fi->fh, and the file system runs with hard_remove and
  * nullpath_ok, so files that were unlinked while open keep working.
@@ -21,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse.h>
+#include <fuse_lowlevel.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,6 +334,52 @@ static const struct fuse_operations pt_ops = {
 	.fallocate	= pt_fallocate,
 };
 
+/*
+ * FUSE_PT_OWN_LOOP=1: serve with a loop of our own, as pyfuse3 and
+ * qemu-storage-daemon do, on fuse_session_receive_buf() and
+ * fuse_session_process_buf() rather than libfuse's loops
+ */
+static int own_loop(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_buf buf = { .mem = NULL };
+	struct fuse_cmdline_opts opts;
+	struct fuse_session *se;
+	struct fuse *f;
+	int res = 1;
+
+	if (fuse_parse_cmdline(&args, &opts) != 0 || !opts.mountpoint)
+		return 2;
+	f = fuse_new(&args, &pt_ops, sizeof(pt_ops), NULL);
+	if (!f)
+		goto out;
+	if (fuse_mount(f, opts.mountpoint) != 0)
+		goto out_destroy;
+	se = fuse_get_session(f);
+	if (fuse_set_signal_handlers(se) != 0)
+		goto out_unmount;
+	while (!fuse_session_exited(se)) {
+		int n = fuse_session_receive_buf(se, &buf);
+
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		fuse_session_process_buf(se, &buf);
+	}
+	res = 0;
+	free(buf.mem);
+	fuse_remove_signal_handlers(se);
+out_unmount:
+	fuse_unmount(f);
+out_destroy:
+	fuse_destroy(f);
+out:
+	free(opts.mountpoint);
+	fuse_opt_free_args(&args);
+	return res;
+}
+
 int main(int argc, char *argv[])
 {
 	if (argc < 3) {
@@ -347,5 +397,7 @@ int main(int argc, char *argv[])
 	umask(0);
 	/* fuse_main() gets argv without SRCDIR */
 	argv[1] = argv[0];
+	if (getenv("FUSE_PT_OWN_LOOP"))
+		return own_loop(argc - 1, argv + 1);
 	return fuse_main(argc - 1, argv + 1, &pt_ops, NULL);
 }
