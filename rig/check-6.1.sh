@@ -40,9 +40,14 @@ guest_plan 6.1-debian-1node "$DEB_VMLINUZ" "$md" 1node \
 	"module ours" \
 	"${ROUTING_TESTS[@]}" \
 	"$STRESS_1NODE"
+guest_plan 6.1-debug "$B/kernel-debug/arch/x86/boot/bzImage" "$B/modules-debug" 2node \
+	"${PLAN_2NODE[@]}" \
+	"run 300 fuse_kmemleak.sh"
 # A user's machine: Debian's kernel, a Debian userland with our fuse3 and
 # libfuse3-3 packages installed by apt (rig/debroot.sh), and Debian's own
-# sshfs against an sshd on the loopback, on Debian's fuse.ko and on ours
+# sshfs against an sshd on the loopback, on Debian's fuse.ko and on ours.
+# Last, since mmdebstrap needs the mirror: if that fails, only this run is
+# missing from the verdict.
 "$TOP/rig/debroot.sh"
 INITRAMFS_BASE=$BROOT/libfuse/debroot.tar GUEST_MEM=768 GUEST_CMDLINE=initramfs_async=0 \
 	guest_plan 6.1-debian-sshfs "$DEB_VMLINUZ" "$md" 2node \
@@ -50,6 +55,3 @@ INITRAMFS_BASE=$BROOT/libfuse/debroot.tar GUEST_MEM=768 GUEST_CMDLINE=initramfs_
 	"run 600 fuse_libfuse_test.sh stock deb" \
 	"module ours" \
 	"run 600 fuse_libfuse_test.sh ours deb"
-guest_plan 6.1-debug "$B/kernel-debug/arch/x86/boot/bzImage" "$B/modules-debug" 2node \
-	"${PLAN_2NODE[@]}" \
-	"run 300 fuse_kmemleak.sh"
