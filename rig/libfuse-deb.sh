@@ -11,7 +11,8 @@
 # Install them with "apt install ./libfuse3-3_*.deb ./fuse3_*.deb"; go back
 # with "apt install --allow-downgrades libfuse3-3=V fuse3=V", V Debian's
 # version (README, libfuse daemons).  The build skips the upstream test
-# suite (nocheck: it needs a mounted FUSE) and the installer's udebs.
+# suite (nocheck: it needs a mounted FUSE).  fuse3's control file does not
+# tie its udebs to the noudeb profile, so they are built too, and unused.
 . "$(dirname "$0")/lib.sh"
 
 "$TOP/rig/libfuse.sh"
