@@ -7,7 +7,8 @@
 #                      KUnit tests, which run as it loads)
 #   builtin            FUSE is built into the kernel: check that, then set
 #                      up as "module" does (nothing to load or unload)
-#   run TIMEOUT BIN..  run /tests/BIN with a hard timeout in seconds
+#   run TIMEOUT [VAR=VALUE..] BIN..
+#                      run /tests/BIN with a hard timeout in seconds
 #   sh TIMEOUT CMD..   run a shell command with a hard timeout
 /bin/busybox --install -s /bin
 export PATH=/bin:/tests
@@ -33,6 +34,8 @@ fi
 R=/dev/ttyS1
 stty -F $R raw -echo 2>/dev/null
 say() { echo "$*" > $R; }
+# Whole seconds since boot: how long each plan line ran (### EXIT RC (N s))
+uptime_s() { read -r up _ < /proc/uptime; echo "${up%%.*}"; }
 
 say "### BOOT $(uname -r) cpus=$(nproc) nodes=$(ls -d /sys/devices/system/node/node* | wc -l)"
 loaded=
@@ -84,15 +87,24 @@ while read -r verb a b; do
 		say "### END"
 		;;
 	run)
-		say "### RUN $loaded $b"
+		# NAME=VALUE words before BIN go into its environment alone
 		set -- $b
-		timeout -s KILL "$a" "$@" > $R 2>&1
-		say "### EXIT $?"
+		prog=
+		for w; do
+			case "$w" in *=*) ;; *) prog=${b#*"$w"}; prog=$w$prog; break ;; esac
+		done
+		say "### RUN $loaded $prog"
+		t0=$(uptime_s)
+		timeout -s KILL "$a" env "$@" > $R 2>&1
+		rc=$?
+		say "### EXIT $rc ($(($(uptime_s) - t0)) s)"
 		;;
 	sh)
 		say "### RUN $loaded sh"
+		t0=$(uptime_s)
 		timeout -s KILL "$a" sh -c "$b" > $R 2>&1
-		say "### EXIT $?"
+		rc=$?
+		say "### EXIT $rc ($(($(uptime_s) - t0)) s)"
 		;;
 	esac
 done < /plan
