@@ -82,7 +82,8 @@ check: deps
 	$(RIG)/check.sh
 
 # Long soak of the chaos stress test (seconds; make check runs 30 s);
-# FLAVOR=kcsan runs the bind, paths and work-conserving tests before it
+# FLAVOR=kcsan or rt runs the bind, paths and work-conserving tests before
+# it; FLAVOR=builtin runs no soak but the series built into a kernel
 DURATION ?= 600
 TOPO ?= 2node
 FLAVOR ?= debug

@@ -6,12 +6,19 @@
 # The last line is "N passed, N failed, N skipped".
 . "$(dirname "$0")/lib.sh"
 
+# How long each part took, in build/check-times.txt (printed at the end)
+mkdir -p "$B"
+times=$B/check-times.txt lap_t=$SECONDS
+: > "$times"
+lap() { echo "$((SECONDS - lap_t)) s	$*" >> "$times"; lap_t=$SECONDS; }
+
 "$TOP/rig/base.sh"
 "$TOP/rig/work.sh"
 "$TOP/rig/kernel.sh" debug
 KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
 	"$TOP/rig/modules.sh" "$B/kernel-debug" "$B/modules-debug" stock ours
 "$TOP/rig/selftests.sh"
+lap "6.12 debug kernel, modules and selftests built"
 
 runs=()
 guest_run() {	# NAME TOPOLOGY PLAN-LINES...  (FLAVOR=NAME: build/kernel-NAME)
@@ -28,28 +35,17 @@ rm -rf "$B/runs"
 # on a quiet 2-core host on 2026-12-01: it gets 35 where the others get 25.
 GUEST_TIMEOUT=2100 guest_run 2node 2node \
 	"${PLAN_2NODE[@]}" \
-	"run 900 fuse_mem_test" \
+	"run 900 FUSE_MEM_ROUNDS=20000 fuse_mem_test" \
 	"run 300 fuse_kmemleak.sh" \
 	"module ours" \
 	"run 300 fuse_dev_test"
+lap "2node guest"
 guest_run 1node 1node \
 	"module ours" \
 	"${ROUTING_TESTS[@]}" \
 	"$STRESS_1NODE" \
 	"run 300 fuse_kmemleak.sh"
-
-# PREEMPT_RT: spinlocks sleep and preemption is allowed where a non-RT
-# kernel forbids it; the unique ids, the locking and the work-conserving
-# paths run there too (lockdep and atomic-sleep checks, no KASAN).
-"$TOP/rig/kernel.sh" rt "$TOP/rig/rt.config"
-KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
-	"$TOP/rig/modules.sh" "$B/kernel-rt" "$B/modules-rt" ours
-FLAVOR=rt guest_run rt 2node \
-	"module ours" \
-	"run 600 fuse_bind_test" \
-	"run 600 fuse_paths_test" \
-	"run 600 fuse_wc_test" \
-	"run 300 fuse_stress_test -d 30 -r 10 -s 3"
+lap "1node guest"
 
 # Real libfuse daemons on our libfuse (libfuse/patches): Debian's
 # passthrough_ll and passthrough_hp and fuse_pt with -o clone_bind under
@@ -65,17 +61,20 @@ guest_run libfuse-1node 1node \
 	"module ours" \
 	"run 600 fuse_libfuse_test.sh ours"
 
+lap "libfuse built, libfuse guests"
 # The cacheline model of make bench-lines checks itself: lines_probe's
 # cases of known sharing on the benchmark kernel, on the instruction clock
 # with the TCG plugin, against the counts the model must give (host TAP)
 "$TOP/rig/bench-lines.sh" check "$B/runs/lines" "$B/runs/host/lines.tap" ||
 	log "bench-lines.sh check stopped early"
 runs+=("$B/runs/lines")
+lap "cacheline model check (QEMU plugin, bench kernel, icount guest)"
 # The many-core bundle, built with a short plan (one repeat, 300
 # operations a run) and run as a bare box would run it: outside the
 # clone, coreutils alone on PATH, 4 vCPUs (MANYCORE_FORCE=1; host TAP)
 BUNDLE_REPEATS=1 BUNDLE_OPS=300 "$TOP/rig/bench-bundle.sh" check \
 	> "$B/runs/host/bundle.tap" || log "bench-bundle.sh check failed"
+lap "many-core bundle check"
 
 # Host-side checks: each patch of the series on its own (checkpatch
 # --strict, W=1 and sparse, kernel-doc, its own guest tests), checkpatch
@@ -84,6 +83,7 @@ mkdir -p "$B/runs/host"
 "$TOP/rig/series-check.sh" "$B/kernel-debug" "$B/runs/series-patches" \
 	> "$B/runs/host/series.tap" || true
 runs+=("$B/runs/series-patches")
+lap "6.12 series patch by patch"
 # checkpatch --strict over a base's series and our files, as one TAP case
 checkpatch_tap() {	# BASE NAME DESCRIPTION
 	local log=$B/runs/host/$2.log
@@ -99,6 +99,7 @@ checkpatch_tap() {	# BASE NAME DESCRIPTION
 }
 checkpatch_tap 6.12 checkpatch "checkpatch --strict on the series and fs/fuse/*"
 "$TOP/rig/sparse.sh" "$B/kernel-debug" > "$B/runs/host/sparse.tap" || true
+lap "6.12 checkpatch and sparse"
 
 # --- Linux 6.1 (patches/6.1) ---
 # Debian 12's own kernel binary and a 6.1 debug kernel (rig/check-6.1.sh);
@@ -111,6 +112,7 @@ B61=$(base_build 6.1)
 BASE=6.1 "$TOP/rig/check-6.1.sh" || log "check-6.1.sh stopped early"
 runs+=("$B61/runs/6.1-debian" "$B61/runs/6.1-debian-1node" "$B61/runs/6.1-debian-sshfs"
       "$B61/runs/6.1-debug")
+lap "6.1 guests (check-6.1.sh)"
 BASE=6.1 "$TOP/rig/series-check.sh" "$B61/kernel-debug" "$B61/runs/series-patches" \
 	> "$B/runs/host/series-6.1.tap" || true
 checkpatch_tap 6.1 checkpatch-6.1 "checkpatch --strict on the 6.1 series"
@@ -118,21 +120,21 @@ checkpatch_tap 6.1 checkpatch-6.1 "checkpatch --strict on the 6.1 series"
 base_taps=("tap:host-6.1:$B/runs/host/series-6.1.tap"
 	   "tap:host-6.1:$B/runs/host/checkpatch-6.1.tap"
 	   "tap:series-range:$B/runs/host/series-range.tap")
+lap "6.1 series patch by patch, checkpatch, range-diff"
 
-# --- As users install it (rig/dkms-check.sh, rig/series-boot.sh) ---
+# --- As users install it (rig/dkms-check.sh) ---
 # DKMS builds and installs fuse.ko in trees under build/dkms-test, and make
 # install refuses what it must (host TAP); the DKMS-built module runs the
-# routing tests in a guest.  build/series is applied with git am to a fresh
-# copy of the base, built with FUSE_FS=y and booted for the routing tests
-# on built-in FUSE, and built with FUSE_FS=m.  A script that stops early
-# leaves its TAP short, and the verdict counts what is missing.
+# routing tests in a guest.  A script that stops early leaves its TAP
+# short, and the verdict counts what is missing.  (The series applied with
+# git am and built with FUSE_FS=y and =m is make stress FLAVOR=builtin.)
 "$TOP/rig/dkms-check.sh" "$B/runs/dkms" "$B/runs/host/dkms.tap" ||
 	log "dkms-check.sh stopped early"
-"$TOP/rig/series-boot.sh" "$B/runs/series-builtin" "$B/runs/host/series-builtin.tap" ||
-	log "series-boot.sh stopped early"
-runs+=("$B/runs/dkms" "$B/runs/series-builtin")
-install_taps=("tap:dkms:$B/runs/host/dkms.tap"
-	     "tap:series-builtin:$B/runs/host/series-builtin.tap")
+runs+=("$B/runs/dkms")
+install_taps=("tap:dkms:$B/runs/host/dkms.tap")
+lap "DKMS"
+log "time by part (build/check-times.txt):"
+sed 's/^/[rig]   /' "$times" >&2
 # --- end of the install checks ---
 
 python3 "$TOP/rig/verdict.py" "${runs[@]}" "tap:lines:$B/runs/host/lines.tap" \

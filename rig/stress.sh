@@ -6,8 +6,12 @@
 # default): the debug guest (lockdep, KASAN, kmemleak), then a kmemleak
 # scan.  FLAVOR=kcsan: a guest with the KCSAN data-race detector instead
 # of KASAN, which first runs the bind, paths and work-conserving tests;
-# a KCSAN report that names fuse fails the run.  FLAVOR=rt: PREEMPT_RT.
-# The short form of the same test runs in make check.
+# a KCSAN report that names fuse fails the run.  FLAVOR=rt: PREEMPT_RT
+# (spinlocks sleep, preemption where a non-RT kernel forbids it), the same
+# tests first.  FLAVOR=builtin: no soak, the series as a kernel with FUSE
+# built in takes it (rig/series-boot.sh: git am onto a fresh copy of the
+# base, FUSE_FS=y booted for the routing tests, FUSE_FS=m built).  The
+# short form of the stress test runs in make check.
 . "$(dirname "$0")/lib.sh"
 
 duration=${1:-600}
@@ -19,7 +23,13 @@ frags=()
 case "$flavor" in
 debug) ;;
 kcsan|rt) frags+=("$TOP/rig/$flavor.config") ;;
-*) die "FLAVOR must be debug, kcsan or rt" ;;
+builtin)
+	mkdir -p "$B/runs/host"
+	"$TOP/rig/series-boot.sh" "$B/runs/series-builtin" "$B/runs/host/series-builtin.tap" ||
+		log "series-boot.sh stopped early"
+	exec python3 "$TOP/rig/verdict.py" "$B/runs/series-builtin" \
+		"tap:series-builtin:$B/runs/host/series-builtin.tap" ;;
+*) die "FLAVOR must be debug, kcsan, rt or builtin" ;;
 esac
 
 "$TOP/rig/base.sh"
