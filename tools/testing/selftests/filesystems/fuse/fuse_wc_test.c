@@ -414,10 +414,11 @@ TEST_F_TIMEOUT(wc, slow_request_does_not_hold_up_its_cpu, 60)
 	       took, longest);
 	/*
 	 * Not one waited behind the 5 s hold.  They take about 0.6 s in all
-	 * on the 2-core TCG host; the bound leaves room for a loaded host.
+	 * on the 2-core TCG host (2.8 s seen with other guests running); the
+	 * bounds leave room for a loaded host.
 	 */
-	EXPECT_LT(longest, 250);
-	EXPECT_LT(took, 2500);
+	EXPECT_LT(longest, 500);
+	EXPECT_LT(took, 4500);
 	EXPECT_FALSE(fsrv_job_done(&slow));
 	EXPECT_EQ(0, per_fd[self->clone_of[1]]);
 	/* Node siblings before the other node */
