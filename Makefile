@@ -83,7 +83,8 @@ check: deps
 
 # Long soak of the chaos stress test (seconds; make check runs 30 s);
 # FLAVOR=kcsan or rt runs the bind, paths and work-conserving tests before
-# it; FLAVOR=builtin runs no soak but the series built into a kernel
+# it; FLAVOR=builtin runs no soak but the series built into a kernel, and
+# FLAVOR=libfuse the libfuse daemons' guest (TOPO=1node: what check skips)
 DURATION ?= 600
 TOPO ?= 2node
 FLAVOR ?= debug

@@ -51,13 +51,10 @@ lap "1node guest"
 # passthrough_ll and passthrough_hp and fuse_pt with -o clone_bind under
 # data-checking writers (also under taskset and with max_idle_threads=1),
 # fs_mark and dbench; on stock the same daemons fall back to clone_fd.
-# Both topologies; stock only in the first.
+# (The 1-node topology: make stress FLAVOR=libfuse.)
 guest_run libfuse 2node \
 	"module stock" \
 	"run 600 fuse_libfuse_test.sh stock" \
-	"module ours" \
-	"run 600 fuse_libfuse_test.sh ours"
-guest_run libfuse-1node 1node \
 	"module ours" \
 	"run 600 fuse_libfuse_test.sh ours"
 

@@ -10,8 +10,10 @@
 # (spinlocks sleep, preemption where a non-RT kernel forbids it), the same
 # tests first.  FLAVOR=builtin: no soak, the series as a kernel with FUSE
 # built in takes it (rig/series-boot.sh: git am onto a fresh copy of the
-# base, FUSE_FS=y booted for the routing tests, FUSE_FS=m built).  The
-# short form of the stress test runs in make check.
+# base, FUSE_FS=y booted for the routing tests, FUSE_FS=m built).
+# FLAVOR=libfuse: no soak, the libfuse daemons' guest on ours in TOPO
+# (make check runs it in 2 nodes; TOPO=1node for the other topology).  The short form of the stress
+# test runs in make check.
 . "$(dirname "$0")/lib.sh"
 
 duration=${1:-600}
@@ -23,13 +25,24 @@ frags=()
 case "$flavor" in
 debug) ;;
 kcsan|rt) frags+=("$TOP/rig/$flavor.config") ;;
+libfuse)
+	"$TOP/rig/base.sh"
+	"$TOP/rig/work.sh"
+	"$TOP/rig/kernel.sh" debug
+	"$TOP/rig/modules.sh" "$B/kernel-debug" "$B/modules-debug" ours
+	"$TOP/rig/selftests.sh"
+	rm -rf "$B/runs/libfuse-$topo"
+	guest_plan "libfuse-$topo" "$B/kernel-debug/arch/x86/boot/bzImage" \
+		"$B/modules-debug" "$topo" "module ours" \
+		"run 600 fuse_libfuse_test.sh ours"
+	exec python3 "$TOP/rig/verdict.py" "$B/runs/libfuse-$topo" ;;
 builtin)
 	mkdir -p "$B/runs/host"
 	"$TOP/rig/series-boot.sh" "$B/runs/series-builtin" "$B/runs/host/series-builtin.tap" ||
 		log "series-boot.sh stopped early"
 	exec python3 "$TOP/rig/verdict.py" "$B/runs/series-builtin" \
 		"tap:series-builtin:$B/runs/host/series-builtin.tap" ;;
-*) die "FLAVOR must be debug, kcsan, rt or builtin" ;;
+*) die "FLAVOR must be debug, kcsan, rt, builtin or libfuse" ;;
 esac
 
 "$TOP/rig/base.sh"
