@@ -12,8 +12,8 @@
 # built in takes it (rig/series-boot.sh: git am onto a fresh copy of the
 # base, FUSE_FS=y booted for the routing tests, FUSE_FS=m built).
 # FLAVOR=libfuse: no soak, the libfuse daemons' guest on ours in TOPO
-# (make check runs it in 2 nodes; TOPO=1node for the other topology).  The short form of the stress
-# test runs in make check.
+# (make check runs it in 2 nodes; TOPO=1node for the other topology).
+# The short form of the stress test runs in make check.
 . "$(dirname "$0")/lib.sh"
 
 duration=${1:-600}
@@ -25,17 +25,7 @@ frags=()
 case "$flavor" in
 debug) ;;
 kcsan|rt) frags+=("$TOP/rig/$flavor.config") ;;
-libfuse)
-	"$TOP/rig/base.sh"
-	"$TOP/rig/work.sh"
-	"$TOP/rig/kernel.sh" debug
-	"$TOP/rig/modules.sh" "$B/kernel-debug" "$B/modules-debug" ours
-	"$TOP/rig/selftests.sh"
-	rm -rf "$B/runs/libfuse-$topo"
-	guest_plan "libfuse-$topo" "$B/kernel-debug/arch/x86/boot/bzImage" \
-		"$B/modules-debug" "$topo" "module ours" \
-		"run 600 fuse_libfuse_test.sh ours"
-	exec python3 "$TOP/rig/verdict.py" "$B/runs/libfuse-$topo" ;;
+libfuse) ;;
 builtin)
 	mkdir -p "$B/runs/host"
 	"$TOP/rig/series-boot.sh" "$B/runs/series-builtin" "$B/runs/host/series-builtin.tap" ||
@@ -45,25 +35,32 @@ builtin)
 *) die "FLAVOR must be debug, kcsan, rt, builtin or libfuse" ;;
 esac
 
+# The libfuse guest runs on the debug kernel
+kflavor=$flavor
+[ "$flavor" = libfuse ] && kflavor=debug
 "$TOP/rig/base.sh"
 "$TOP/rig/work.sh"
-"$TOP/rig/kernel.sh" "$flavor" ${frags[@]+"${frags[@]}"}
+"$TOP/rig/kernel.sh" "$kflavor" ${frags[@]+"${frags[@]}"}
 KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
-	"$TOP/rig/modules.sh" "$B/kernel-$flavor" "$B/modules-$flavor" ours
+	"$TOP/rig/modules.sh" "$B/kernel-$kflavor" "$B/modules-$kflavor" ours
 "$TOP/rig/selftests.sh"
 
 dir=$B/runs/stress-$flavor
 rm -rf "$dir"
 mkdir -p "$dir"
 plan=("module ours")
-[ "$flavor" = debug ] || plan+=("run 900 fuse_bind_test" "run 900 fuse_paths_test" \
-				"run 900 fuse_wc_test")
-plan+=("run $((duration + 300)) fuse_stress_test -d $duration -r 5 -s ${SEED:-$RANDOM}")
-[ "$flavor" = debug ] && plan+=("run 300 fuse_kmemleak.sh")
+case "$flavor" in
+libfuse) plan+=("run 600 fuse_libfuse_test.sh ours") ;;
+*)
+	[ "$flavor" = debug ] || plan+=("run 900 fuse_bind_test" "run 900 fuse_paths_test" \
+					"run 900 fuse_wc_test")
+	plan+=("run $((duration + 300)) fuse_stress_test -d $duration -r 5 -s ${SEED:-$RANDOM}")
+	[ "$flavor" = debug ] && plan+=("run 300 fuse_kmemleak.sh") ;;
+esac
 printf '%s\n' "${plan[@]}" > "$dir/plan"
 "$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
-	"$B/modules-$flavor" "$B/tests"
-"$TOP/rig/guest.sh" "$B/kernel-$flavor/arch/x86/boot/bzImage" \
+	"$B/modules-$kflavor" "$B/tests"
+"$TOP/rig/guest.sh" "$B/kernel-$kflavor/arch/x86/boot/bzImage" \
 	"$dir/initramfs.cpio.gz" "$dir" "$topo" $((duration + 3600))
 tr -d '\r' < "$dir/results.log" | grep '^# ' | grep -v '^# *\(RUN\|OK\)' || true
 python3 "$TOP/rig/verdict.py" "$dir"
