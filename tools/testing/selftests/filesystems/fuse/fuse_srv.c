@@ -662,7 +662,10 @@ int fsrv_conn_write(struct fsrv *srv, const char *file, const char *val)
 	return fsrv_write_file(path, val);
 }
 
-/* The "queued" column of device @id in fusectl's dev_queues, or -1 */
+/*
+ * The "queued" column of device @id (FSRV_SHARED: the shared queue) in
+ * fusectl's dev_queues, or -1
+ */
 int fsrv_queued_on(struct fsrv *srv, unsigned int id)
 {
 	char buf[4096], *line, *save;
@@ -671,10 +674,14 @@ int fsrv_queued_on(struct fsrv *srv, unsigned int id)
 	if (fsrv_conn_file(srv, "dev_queues", buf, sizeof(buf)) < 0)
 		return -1;
 	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save))
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (id == FSRV_SHARED &&
+		    sscanf(line, "shared %*s %*s %*s %u", &queued) == 1)
+			return queued;
 		if (sscanf(line, "%u %*s %*s %*s %u", &dev, &queued) == 2 &&
 		    dev == id)
 			return queued;
+	}
 	return -1;
 }
 

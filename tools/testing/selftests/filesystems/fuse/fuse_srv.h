@@ -133,6 +133,8 @@ int fsrv_conn_write(struct fsrv *srv, const char *file, const char *val);
 /* Write @val to the file at @path (sysfs, procfs): 0 or -errno */
 int fsrv_write_file(const char *path, const char *val);
 int fsrv_wait_waiting(struct fsrv *srv, int n, int timeout_ms);
+/* fsrv_queued_on()'s id of the shared queue */
+#define FSRV_SHARED	(~0U)
 int fsrv_queued_on(struct fsrv *srv, unsigned int id);
 /*
  * Column @col (0: dev) of device @id's line in dev_queues: -1 without the
