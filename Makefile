@@ -63,8 +63,7 @@ all: deps
 	$(RIG)/base.sh
 	$(RIG)/work.sh
 	$(RIG)/kernel.sh debug
-	KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
-		$(RIG)/modules.sh $(BUILD)/kernel-debug $(BUILD)/modules-debug stock ours
+	$(RIG)/modules.sh $(BUILD)/kernel-debug $(BUILD)/modules-debug stock ours
 	$(RIG)/selftests.sh
 
 # Our fuse.ko for a real kernel build tree

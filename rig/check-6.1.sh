@@ -26,8 +26,7 @@ rm -rf "$B/runs"
 "$TOP/rig/base.sh"
 "$TOP/rig/work.sh"
 "$TOP/rig/kernel.sh" debug
-KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
-	"$TOP/rig/modules.sh" "$B/kernel-debug" "$B/modules-debug" stock ours
+"$TOP/rig/modules.sh" "$B/kernel-debug" "$B/modules-debug" stock ours
 debian_guest_build
 md=$B/modules-debian
 "$TOP/rig/selftests.sh"

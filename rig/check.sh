@@ -15,8 +15,7 @@ lap() { echo "$((SECONDS - lap_t)) s	$*" >> "$times"; lap_t=$SECONDS; }
 "$TOP/rig/base.sh"
 "$TOP/rig/work.sh"
 "$TOP/rig/kernel.sh" debug
-KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
-	"$TOP/rig/modules.sh" "$B/kernel-debug" "$B/modules-debug" stock ours
+"$TOP/rig/modules.sh" "$B/kernel-debug" "$B/modules-debug" stock ours
 "$TOP/rig/selftests.sh"
 lap "6.12 debug kernel, modules and selftests built"
 

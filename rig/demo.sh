@@ -17,8 +17,7 @@ if [ "$BASE" = 6.1 ]; then
 	stock="Debian's fuse.ko, clone_fd"
 else
 	"$TOP/rig/kernel.sh" debug
-	KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
-		"$TOP/rig/modules.sh" "$B/kernel-debug" "$B/modules-debug" stock ours
+	"$TOP/rig/modules.sh" "$B/kernel-debug" "$B/modules-debug" stock ours
 	kernel=$B/kernel-debug/arch/x86/boot/bzImage mods=$B/modules-debug
 	what="Linux $(cat "$B/kernel-debug/include/config/kernel.release"): stock fuse.ko, then ours"
 	stock="stock fuse.ko, clone_fd"

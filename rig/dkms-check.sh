@@ -25,8 +25,7 @@ name=fuse-clone-queues
 "$TOP/rig/selftests.sh"
 # stock.ko stands for the kernel's own fuse.ko
 [ -f "$B/modules-debug/stock.ko" ] ||
-	KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
-		"$TOP/rig/modules.sh" "$kdir" "$B/modules-debug" stock ours
+	"$TOP/rig/modules.sh" "$kdir" "$B/modules-debug" stock ours
 
 n=0
 mkdir -p "$(dirname "$tap")"

@@ -138,8 +138,7 @@ if [ -f "$mod" ] && [ "$(cat "$km/.rig-stamp" 2>/dev/null)" = "$kstamp" ]; then
 else
 	rc=0
 	if [ "$(cat "$km/.rig-config-stamp" 2>/dev/null)" != "$cstamp" ]; then
-		printf '%s\n' CONFIG_FUSE_FS=m CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m \
-			> "$B/series-m.config"
+		printf '%s\n' CONFIG_FUSE_FS=m > "$B/series-m.config"
 		configure "$km" "${frags[@]}" "$B/series-m.config" > "$B/series-m.log" 2>&1 || rc=$?
 		[ $rc != 0 ] || echo "$cstamp" > "$km/.rig-config-stamp"
 	fi
@@ -148,7 +147,7 @@ else
 	# against, modpost warns about them instead of failing (the module
 	# builds of make check resolve the same code against a kernel).
 	[ $rc != 0 ] || make -s -C "$tree" O="$km" ARCH=x86_64 LOCALVERSION= KBUILD_MODPOST_WARN=1 \
-		-j"$JOBS" fs/fuse/fuse.ko fs/fuse/fuse_dev_queue_kunit.ko >> "$B/series-m.log" 2>&1 || rc=$?
+		-j"$JOBS" fs/fuse/fuse.ko >> "$B/series-m.log" 2>&1 || rc=$?
 	result $rc "the series builds fuse.ko with FUSE_FS=m" "$B/series-m.log"
 	[ $rc != 0 ] || echo "$kstamp" > "$km/.rig-stamp"
 fi
@@ -166,9 +165,4 @@ printf '%s\n' "builtin" "run 600 fuse_bind_test" "run 600 fuse_paths_test" > "$r
 "$TOP/rig/initramfs.sh" "$rundir/initramfs.cpio.gz" "$rundir/plan" "$rundir/mods" "$B/tests"
 "$TOP/rig/guest.sh" "$ky/arch/x86/boot/bzImage" "$rundir/initramfs.cpio.gz" "$rundir" \
 	2node "${GUEST_TIMEOUT:-1500}"
-# The KUnit suite, built in, ran at boot (verdict.py counts its cases)
-rc=0
-tr -d '\r' < "$rundir/results.log" | sed -n '/^### KTAP builtin/,/^### END/p' |
-	grep -q '^ok [0-9]* fuse_dev_queue$' || rc=1
-result $rc "the built-in KUnit suite fuse_dev_queue passed at boot"
 finish "guest run in $rundir"

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$B/sparse"
-if KBUILD_EXTRA="C=2 W=1 CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
+if KBUILD_EXTRA="C=2 W=1" \
 	"$TOP/rig/modules.sh" "$1" "$B/sparse" ours > "$B/sparse/sparse.log" 2>&1 &&
    ! grep -qE 'warning:|error:' "$B/sparse/sparse.log"; then
 	echo "ok 1 sparse and W=1 clean on fs/fuse (ours)"

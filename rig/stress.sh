@@ -41,8 +41,7 @@ kflavor=$flavor
 "$TOP/rig/base.sh"
 "$TOP/rig/work.sh"
 "$TOP/rig/kernel.sh" "$kflavor" ${frags[@]+"${frags[@]}"}
-KBUILD_EXTRA="CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m" \
-	"$TOP/rig/modules.sh" "$B/kernel-$kflavor" "$B/modules-$kflavor" ours
+"$TOP/rig/modules.sh" "$B/kernel-$kflavor" "$B/modules-$kflavor" ours
 "$TOP/rig/selftests.sh"
 
 dir=$B/runs/stress-$flavor

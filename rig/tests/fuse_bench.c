@@ -38,9 +38,8 @@
  * prints instead:
  *   mixed mode threads ops secs ops_per_s fast_p50_us fast_p99_us
  *   fast_p999_us slow_p50_us local_cpu_pct local_node_pct moved requests
- * where the percentiles are of the immediate requests alone and "moved"
- * counts requests the kernel gave to, or let be taken by, another clone
- * than the one the routing rules named (fusectl dev_queues).
+ * where the percentiles are of the immediate requests alone; "moved" is
+ * "-" (kept for the reports' columns: the kernel does not count moves).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -241,21 +240,6 @@ static void mark(void)
 		close(fd);
 }
 
-/* Requests moved off the clone the rules named: took_busy + took_stolen */
-static long moved(struct fsrv *srv)
-{
-	long sum = 0, v;
-	int id;
-
-	for (id = 0; id < srv->nfds; id++) {
-		v = fsrv_dq_field(srv, id, 9);
-		if (v < 0)
-			return -1;
-		sum += v + fsrv_dq_field(srv, id, 10);
-	}
-	return sum;
-}
-
 static double pct(const double *v, long n, double p)
 {
 	long i = (long)(n * p);
@@ -367,7 +351,8 @@ int main(int argc, char **argv)
 		ln += fdstat[i].local_node;
 	}
 	if (!strcmp(workload, "mixed")) {
-		long nf = 0, ns = 0, mv = moved(&srv);
+		/* Moves are not counted by the kernel: "-" */
+		long nf = 0, ns = 0, mv = -1;
 
 		/* Gather the latencies of each kind from the workers */
 		for (i = 0; i < nthreads; i++) {

@@ -185,8 +185,8 @@ conn_dir() {
 	echo /sys/fs/fuse/connections/$(((maj << 20) | min))
 }
 
-# dev bind cpu node queued read local_cpu local_node remote took_busy
-# took_stolen ..., sans header and shared line ($DQ: set once mounted)
+# dev bind cpu node queued read local_cpu local_node remote, sans header
+# and shared line ($DQ: set once mounted)
 dq_devices() { awk 'NR > 2' "$DQ"; }
 
 # Routing-table rebuilds of the connection, from the shared line
