@@ -335,8 +335,9 @@ int fuse_devq_wait(struct fuse_dev *fud)
 	}
 	for (;;) {
 		set_current_state(TASK_INTERRUPTIBLE);
+		/* A device bound since has a queue to wait on */
 		if (atomic_read(&w.woken) || fuse_devq_ready(shared) ||
-		    (q && fuse_devq_ready(&q->iq)))
+		    (q ? fuse_devq_ready(&q->iq) : !!READ_ONCE(fud->iq)))
 			break;
 		if (signal_pending(current)) {
 			err = -ERESTARTSYS;
