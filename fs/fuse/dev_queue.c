@@ -159,8 +159,6 @@ static void fuse_devq_wake_nearest(struct wait_queue_head *wqh, int cpu)
 	} while (best && !best->func(best, TASK_NORMAL, 0, NULL));
 	__wake_up_locked_key(wqh, TASK_NORMAL,
 			     poll_to_key(EPOLLIN | EPOLLRDNORM));
-	if (!best)
-		__wake_up_locked(wqh, TASK_NORMAL, 1);
 	spin_unlock_irqrestore(&wqh->lock, flags);
 }
 
