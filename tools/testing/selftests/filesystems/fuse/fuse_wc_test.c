@@ -148,7 +148,7 @@ static bool wc_hook(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 			__atomic_sub_fetch(&hs.inflight, 1, __ATOMIC_ACQ_REL);
 		} else if (!strncmp(name, "slow-", 5)) {
 			__atomic_store_n(&hs.held_fd, idx, __ATOMIC_RELEASE);
-			hold(5000);
+			hold(20000);
 		} else if (!strncmp(name, "resend-", 7) &&
 			   !(in->unique & FUSE_UNIQUE_RESEND)) {
 			/* Queue it again, and stay in the handler */
@@ -278,10 +278,39 @@ FIXTURE_TEARDOWN(wc)
 	rmdir(self->mnt);
 }
 
+/*
+ * Make CPU 1's clone strict, or work-conserving again.  A test that needs
+ * CPU 1's reader in a handler sends it the request while the clone is
+ * strict: where a work-conserving clone's request goes depends on timing
+ * (an epoll reader on a loaded host may come back late), and what these
+ * tests check begins once the reader holds it.
+ */
+static void cpu1_strict(struct __test_metadata *_metadata,
+			struct _test_data_wc *self, bool strict)
+{
+	ASSERT_EQ(0, fsrv_bind(&self->srv, self->clone_of[1],
+			       FUSE_DEV_BIND_CPU |
+			       (strict ? FUSE_DEV_BIND_STRICT : 0), 1, -1));
+}
+
+/* CPU 1's reader holds @name's request, @j, in its handler */
+static void hold_cpu1(struct __test_metadata *_metadata,
+		      struct _test_data_wc *self, struct fsrv_job *j,
+		      const char *name)
+{
+	cpu1_strict(_metadata, self, true);
+	fsrv_job_stat(j, self->mnt, name, 1);
+	ASSERT_TRUE(FSRV_WAIT(__atomic_load_n(&hs.held_fd, __ATOMIC_ACQUIRE) >= 0,
+			      5000));
+	ASSERT_EQ(self->clone_of[1], hs.held_fd);
+	cpu1_strict(_metadata, self, false);
+}
+
 TEST_F_TIMEOUT(wc, nested_request_from_the_handlers_cpu, 60)
 {
 	struct fsrv_job j;
 	double t0 = fsrv_now_ms();
+	int outer_fd = -1;
 
 	fsrv_job_stat(&j, self->mnt, "outer-1", 1);
 	/* Served by another reader, at once; not after the handler gives up */
@@ -292,10 +321,13 @@ TEST_F_TIMEOUT(wc, nested_request_from_the_handlers_cpu, 60)
 	TH_LOG("outer stat: %.1f ms, inner read by fd %d (CPU %d)",
 	       fsrv_now_ms() - t0, hs.nested_fd, self->cpu_of[hs.nested_fd]);
 	EXPECT_EQ(0, hs.nested_err);
-	EXPECT_NE(self->clone_of[1], hs.nested_fd);
+	/* The outer handler runs on its reader's CPU (CPU 1's, unless late) */
+	ASSERT_EQ(1, fsrv_find_name(&self->srv, "outer-1", &outer_fd));
+	EXPECT_NE(outer_fd, hs.nested_fd);
 	/* The nearest idle reader; every poller is woken, as on stock */
 	if (!variant->epoll)
-		EXPECT_EQ(cpu_node(1), cpu_node(self->cpu_of[hs.nested_fd]));
+		EXPECT_EQ(cpu_node(self->cpu_of[outer_fd]),
+			  cpu_node(self->cpu_of[hs.nested_fd]));
 }
 
 TEST_F_TIMEOUT(wc, writeback_from_notify_inval_inode, 60)
@@ -351,12 +383,14 @@ static void lock_interrupted(struct __test_metadata *_metadata,
 
 	hs.eagain_left = eagain;
 	snprintf(path, sizeof(path), "%s/lockfile", self->mnt);
-	ASSERT_EQ(0, pthread_create(&thr, NULL, lock_waiter, path));
 	/* The reader of CPU 1's clone holds the SETLKW in its handler */
+	cpu1_strict(_metadata, self, true);
+	ASSERT_EQ(0, pthread_create(&thr, NULL, lock_waiter, path));
 	ASSERT_TRUE(FSRV_WAIT(__atomic_load_n(&hs.held_fd, __ATOMIC_ACQUIRE) >= 0,
 			      5000));
 	holder = hs.held_fd;
-	EXPECT_EQ(self->clone_of[1], holder);
+	ASSERT_EQ(self->clone_of[1], holder);
+	cpu1_strict(_metadata, self, false);
 	usleep(50000);
 	t0 = fsrv_now_ms();
 	ASSERT_EQ(0, pthread_kill(thr, SIGUSR1));
@@ -396,10 +430,7 @@ TEST_F_TIMEOUT(wc, slow_request_does_not_hold_up_its_cpu, 60)
 	struct stat st;
 	double t0, t1, took, longest = 0;
 
-	fsrv_job_stat(&slow, self->mnt, "slow-1", 1);
-	ASSERT_TRUE(FSRV_WAIT(__atomic_load_n(&hs.held_fd, __ATOMIC_ACQUIRE) >= 0,
-			      5000));
-	ASSERT_EQ(self->clone_of[1], hs.held_fd);
+	hold_cpu1(_metadata, self, &slow, "slow-1");
 
 	/* 100 requests from the same CPU while its reader is held */
 	ASSERT_EQ(0, pin_to_cpu(1));
@@ -418,12 +449,12 @@ TEST_F_TIMEOUT(wc, slow_request_does_not_hold_up_its_cpu, 60)
 	TH_LOG("100 requests from CPU 1 in %.0f ms (longest %.1f ms) while its reader is held",
 	       took, longest);
 	/*
-	 * Not one waited behind the 5 s hold.  They take about 0.6 s in all
-	 * on the 2-core TCG host (2.8 s seen with other guests running); the
-	 * bounds leave room for a loaded host.
+	 * Not one waited behind the 20 s hold.  They take about 0.6 s in all
+	 * on the 2-core TCG host (5 s seen with a busy loop beside the
+	 * guest); the bounds leave room for a loaded host.
 	 */
 	EXPECT_LT(longest, 500);
-	EXPECT_LT(took, 4500);
+	EXPECT_LT(took, 15000);
 	EXPECT_FALSE(fsrv_job_done(&slow));
 	EXPECT_EQ(0, per_fd[self->clone_of[1]]);
 	/* Node siblings before the other node (pollers: whoever comes first) */
@@ -480,10 +511,7 @@ TEST_F_TIMEOUT(wc, burst_is_served_by_every_idle_reader, 60)
 
 	if (fsrv_write_file("/proc/sys/kernel/sched_rt_runtime_us", "-1"))
 		SKIP(return, "cannot lift RT throttling");
-	fsrv_job_stat(&slow, self->mnt, "slow-1", 1);
-	ASSERT_TRUE(FSRV_WAIT(__atomic_load_n(&hs.held_fd, __ATOMIC_ACQUIRE) >= 0,
-			      5000));
-	ASSERT_EQ(self->clone_of[1], hs.held_fd);
+	hold_cpu1(_metadata, self, &slow, "slow-1");
 	usleep(50000);
 	ASSERT_EQ(0, pin_to_cpu(1));
 	for (cpu = 0; cpu < self->ncpu; cpu++) {
@@ -553,7 +581,13 @@ TEST_F_TIMEOUT(wc, reader_that_does_not_come_back, 60)
 	struct fsrv_job away;
 	int fd_idx;
 
+	cpu1_strict(_metadata, self, true);
 	fsrv_job_stat(&away, self->mnt, "away-1", 1);
+	ASSERT_TRUE(FSRV_WAIT(fsrv_find_name(&self->srv, "away-1", &fd_idx) == 1,
+			      5000));
+	ASSERT_EQ(self->clone_of[1], fd_idx);
+	/* (The stat's GETATTR, after the LOOKUP, must not wait for it) */
+	cpu1_strict(_metadata, self, false);
 	ASSERT_EQ(0, fsrv_job_wait(&away));
 	/* Its reader answered and went off for 2 s: not busy, not back */
 	fd_idx = served_elsewhere(_metadata, self, "after-1",
@@ -590,10 +624,7 @@ TEST_F_TIMEOUT(wc, unbound_readers_keep_listening_for_help, 60)
 				       -1));
 		usleep(100000);
 	}
-	fsrv_job_stat(&slow, self->mnt, "slow-1", 1);
-	ASSERT_TRUE(FSRV_WAIT(__atomic_load_n(&hs.held_fd, __ATOMIC_ACQUIRE) >= 0,
-			      5000));
-	ASSERT_EQ(self->clone_of[1], hs.held_fd);
+	hold_cpu1(_metadata, self, &slow, "slow-1");
 
 	served_elsewhere(_metadata, self, "after-1",
 			 "no unbound reader took the request of the busy clone");
@@ -612,16 +643,15 @@ TEST_F_TIMEOUT(wc, resent_request_of_a_held_reader, 60)
 		SKIP(return, "%s", fsrv_resend_missing(&self->srv));
 	/*
 	 * CPU 1's reader reads the request, resends it and stays in its
-	 * handler: the request goes back to the head of that reader's queue,
-	 * and must not wait there for the handler.
+	 * handler: the request is queued again, on the shared queue (from
+	 * strict clones too), and must not wait for the handler.
 	 */
-	fsrv_job_stat(&j, self->mnt, "resend-1", 1);
+	hold_cpu1(_metadata, self, &j, "resend-1");
 	ASSERT_TRUE(FSRV_WAIT(fsrv_job_done(&j), 1000))
 		TH_LOG("the resent request waited for its held reader");
 	EXPECT_EQ(0, fsrv_job_wait(&j));
 	TH_LOG("answered after %.1f ms", fsrv_now_ms() - t0);
 	EXPECT_EQ(0, hs.resend_err);
-	EXPECT_EQ(self->clone_of[1], hs.held_fd);
 	/* Read twice: by the held reader, then by another one */
 	EXPECT_EQ(2, fsrv_find_name(&self->srv, "resend-1", &fd_idx));
 	EXPECT_NE(self->clone_of[1], fd_idx);
