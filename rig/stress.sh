@@ -1,19 +1,23 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # make stress [DURATION=seconds] [TOPO=2node|1node|"smp=N nodes=M"]
-#             [FLAVOR=debug|kcsan|rt]: a long soak of fuse_stress_test on
-# our fuse.ko, and the verdict as make check prints it.  FLAVOR=debug (the
+#             [FLAVOR=debug|kcsan|rt]: the routing tests (bind, paths,
+# work-conserving, fire), then a long soak of fuse_stress_test on our
+# fuse.ko, and the verdict as make check prints it.  FLAVOR=debug (the
 # default): the debug guest (lockdep, KASAN, kmemleak), then a kmemleak
-# scan.  FLAVOR=kcsan: a guest with the KCSAN data-race detector instead
-# of KASAN, which first runs the bind, paths and work-conserving tests;
-# a KCSAN report that names fuse fails the run.  FLAVOR=rt: PREEMPT_RT
-# (spinlocks sleep, preemption where a non-RT kernel forbids it), the same
-# tests first.  FLAVOR=builtin: no soak, the series as a kernel with FUSE
+# scan; TOPO=1node is the 1-node debug guest that make check leaves out.
+# FLAVOR=kcsan: a guest with the KCSAN data-race detector instead of
+# KASAN; a KCSAN report that names fuse fails the run.  FLAVOR=rt:
+# PREEMPT_RT (spinlocks sleep, preemption where a non-RT kernel forbids
+# it).  FLAVOR=builtin: no soak, the series as a kernel with FUSE
 # built in takes it (rig/series-boot.sh: git am onto a fresh copy of the
 # base, FUSE_FS=y booted for the routing tests, FUSE_FS=m built).
 # FLAVOR=libfuse: no soak, the libfuse daemons' guest on ours in TOPO
 # (make check runs it in 2 nodes; TOPO=1node for the other topology).
-# The short form of the stress test runs in make check.
+# BASE=6.1 (FLAVOR=debug): the 6.1 debug kernel, which make check does
+# not build; its guest runs what make check's 2-node guests run (stock
+# and ours, the routing tests, the fuzzer, the short stress run) before
+# the soak.  The short form of the stress test runs in make check.
 . "$(dirname "$0")/lib.sh"
 
 duration=${1:-600}
@@ -41,18 +45,21 @@ kflavor=$flavor
 "$TOP/rig/base.sh"
 "$TOP/rig/work.sh"
 "$TOP/rig/kernel.sh" "$kflavor" ${frags[@]+"${frags[@]}"}
-"$TOP/rig/modules.sh" "$B/kernel-$kflavor" "$B/modules-$kflavor" ours
+mods=(ours)
+[ "$BASE" = 6.1 ] && [ "$flavor" = debug ] && mods=(stock ours)
+"$TOP/rig/modules.sh" "$B/kernel-$kflavor" "$B/modules-$kflavor" "${mods[@]}"
 "$TOP/rig/selftests.sh"
 
 dir=$B/runs/stress-$flavor
 rm -rf "$dir"
 mkdir -p "$dir"
 plan=("module ours")
+[ "${#mods[@]}" = 2 ] && plan=("${PLAN_2NODE[@]}")
 case "$flavor" in
 libfuse) plan+=("run 600 fuse_libfuse_test.sh ours") ;;
 *)
-	[ "$flavor" = debug ] || plan+=("run 900 fuse_bind_test" "run 900 fuse_paths_test" \
-					"run 900 fuse_wc_test")
+	[ "${#mods[@]}" = 2 ] || plan+=("run 900 fuse_bind_test" "run 900 fuse_paths_test" \
+					"run 900 fuse_wc_test" "run 900 fuse_fire_test")
 	plan+=("run $((duration + 300)) fuse_stress_test -d $duration -r 5 -s ${SEED:-$RANDOM}")
 	[ "$flavor" = debug ] && plan+=("run 300 fuse_kmemleak.sh") ;;
 esac
