@@ -1,9 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # make demo: build fuse.ko (stock and ours), boot a 4-CPU, 2-node guest,
-# and run the same workload through one clone per CPU twice: on stock
-# fuse.ko with unbound clones (what libfuse -o clone_fd gets today), and on
-# ours with each clone bound to its CPU.  Prints both runs side by side.
+# and run the same workload through one clone per CPU four times: on stock
+# fuse.ko with unbound clones (what libfuse -o clone_fd gets today); on
+# ours with unbound clones, with the connection's wake_nearest on (the
+# default) and off; and on ours with each clone bound to its CPU.  Prints
+# the runs side by side.
 # BASE=6.1: on Debian 12's own kernel binary, Debian's fuse.ko against ours
 # built for it (rig/debkernel.sh).
 . "$(dirname "$0")/lib.sh"
@@ -27,7 +29,8 @@ fi
 dir=${DEMO_DIR:-$B/runs/demo}
 mkdir -p "$dir"
 printf '%s\n' "module stock" "run 300 fuse_demo unbound data" \
-	"module ours" "run 300 fuse_demo bound data" > "$dir/plan"
+	"module ours" "run 300 fuse_demo unbound data" \
+	"run 300 fuse_demo oldest data" "run 300 fuse_demo bound data" > "$dir/plan"
 "$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" "$mods" "$B/tests"
 log "demo on $what"
 "$TOP/rig/guest.sh" "$kernel" "$dir/initramfs.cpio.gz" "$dir" 2node 900
@@ -38,7 +41,7 @@ python3 - "$dir/results.log" "$what" "$stock" <<'EOF'
 import re
 import sys
 
-runs, cur, bad = {}, None, []
+runs, cur, bad = [], None, []
 for line in open(sys.argv[1], errors="replace"):
     line = line.rstrip("\r\n")
     m = re.match(r"### RUN \S+ fuse_demo", line)
@@ -61,12 +64,16 @@ for line in open(sys.argv[1], errors="replace"):
     kv = dict(f.split("=", 1) for f in rest.split())
     if tag == "@run":
         cur.update(kv)
-        runs[kv["mode"]] = cur
+        runs.append(cur)
     elif tag == "@clone":
         cur["clones"].append({k: float(v) for k, v in kv.items()})
 
-if set(runs) != {"bound", "unbound"}:
-    sys.exit("demo: no results from fuse_demo (see results.log)")
+# The plan's order: stock unbound, ours unbound, ours oldest, ours bound
+if [r["mode"] for r in runs] != ["unbound", "unbound", "oldest", "bound"]:
+    sys.exit("demo: not every fuse_demo run gave results (see results.log)")
+s, u, o, b = runs
+names = [sys.argv[3], "ours, unbound clones",
+         "ours, unbound, wake_nearest 0", "ours, clones bound to CPUs"]
 
 
 def pct(a, b, w):
@@ -74,8 +81,7 @@ def pct(a, b, w):
 
 
 def cells(c):
-    return "%7d  %s  %s" % (c["served"], pct(c["own_cpu"], c["lookups"], 8),
-                            pct(c["own_node"], c["lookups"], 9))
+    return "%7d  %s" % (c["served"], pct(c["own_cpu"], c["lookups"], 8))
 
 
 def total(run):
@@ -83,9 +89,8 @@ def total(run):
             for k in ("served", "lookups", "own_cpu", "own_node")}
 
 
-s, b = runs["unbound"], runs["bound"]
 nodes = len({c["node"] for c in s["clones"] if c["idx"]})
-row = "%-11s  %-28s   %-28s"
+row = "%-11s  %-17s   %-17s   %-17s"
 
 
 def line(*cols):
@@ -94,46 +99,48 @@ def line(*cols):
 
 print()
 print("On %s." % sys.argv[2])
-print("The same workload twice: one thread pinned to each of %s CPUs (%d %s)"
-      % (s["cpus"], nodes, "node" if nodes == 1 else "nodes"))
-print("does %s stat() and %s read() on a FUSE mount; the daemon serves it"
-      % (s["ops"], s["reads"]))
-print("through one /dev/fuse clone per CPU, each read by a thread pinned to")
-print("that CPU.")
+print("The same workload four times: one thread pinned to each of %s CPUs"
+      % s["cpus"])
+print("(%d %s) does %s stat() and %s read() on a FUSE mount; the daemon"
+      % (nodes, "node" if nodes == 1 else "nodes", s["ops"], s["reads"]))
+print("serves it through one /dev/fuse clone per CPU, each read by a thread")
+print("pinned to that CPU.")
 print()
-line("", sys.argv[3], "ours, clones bound to CPUs")
-line("", "(unbound clones)", "(FUSE_DEV_IOC_BIND)")
-line("clone", "%7s  %8s  %9s" % ("served", "own CPU", "own node"),
-     "%7s  %8s  %9s" % ("served", "own CPU", "own node"))
-for cs, cb in zip(s["clones"], b["clones"]):
+line("", sys.argv[3].split(",")[0], "ours", "ours")
+line("", "unbound clones", "unbound clones", "bound to CPUs")
+line("clone", *(["%7s  %8s" % ("served", "own CPU")] * 3))
+for cs, cu, cb in zip(s["clones"], u["clones"], b["clones"]):
     if cs["idx"] == 0:
-        if not cs["served"] and not cb["served"]:
+        if not cs["served"] and not cu["served"] and not cb["served"]:
             continue
         name = "mount fd"
     else:
         name = "CPU %d (n%d)" % (cs["cpu"], cs["node"])
-    line(name, cells(cs), cells(cb))
-line("all", cells(total(s)), cells(total(b)))
+    line(name, cells(cs), cells(cu), cells(cb))
+line("all", cells(total(s)), cells(total(u)), cells(total(b)))
 print()
-print("served: requests the clone read; own CPU / own node: share of its")
-print("LOOKUPs issued on the CPU / node its reader runs on.  Unbound, a")
-print("request goes to whichever reader wakes first; bound, the kernel queues")
-print("it on the clone bound to the CPU that issued it.  No times: the guest's")
+print("served: requests the clone read; own CPU: share of its LOOKUPs issued")
+print("on the CPU its reader runs on.  Unbound, a request waits on the shared")
+print("queue: stock wakes the reader that has waited longest, ours the idle")
+print("reader nearest the CPU that issued it (fusectl wake_nearest 0: as")
+print("stock).  Bound, the kernel queues it on the clone bound to that CPU")
+print("while that clone's reader is there for it.  No times: the guest's")
 print("vCPUs share this host's cores, so its wall clock says more about the")
-print("host than about either fuse.ko (make bench measures path lengths).")
-ts, tb = total(s), total(b)
+print("host than about either fuse.ko (make pathprof counts instructions).")
 print()
-print("LOOKUPs served on the CPU that issued them: %s with clone_fd, %s bound."
-      % (pct(ts["own_cpu"], ts["lookups"], 0),
-         pct(tb["own_cpu"], tb["lookups"], 0)))
+print("LOOKUPs served on the CPU / node that issued them:")
+for name, r in zip(names, runs):
+    t = total(r)
+    print("  %-32s %s  %s" % (name, pct(t["own_cpu"], t["lookups"], 8),
+                              pct(t["own_node"], t["lookups"], 8)))
 if b["dq"]:
     print()
-    print("What the kernel counted (ours, fusectl dev_queues):")
+    print("What the kernel counted (ours, bound; fusectl dev_queues):")
     for l in b["dq"]:
         print("  " + l)
 for e in bad:
     print("demo: " + e, file=sys.stderr)
-for r in (s, b):
+for r in runs:
     if r.get("errors", "0") != "0":
         print("demo: the %s workload saw errors" % r["mode"], file=sys.stderr)
         bad.append(r)

@@ -49,7 +49,7 @@
 static bool wake_nearest = true;
 module_param(wake_nearest, bool, 0644);
 MODULE_PARM_DESC(wake_nearest,
-		 "Wake the idle reader nearest the request's CPU (default: true)");
+		 "New connections wake the idle reader nearest a request's CPU (default: true)");
 
 /**
  * struct fuse_devq - the input queue of a bound /dev/fuse device
@@ -163,6 +163,17 @@ static void fuse_devq_wake_nearest(struct wait_queue_head *wqh, int cpu)
 }
 
 /**
+ * fuse_devqs_init - set up a new connection's device queues
+ * @devqs: fuse_conn.devqs
+ */
+void fuse_devqs_init(struct fuse_devqs *devqs)
+{
+	mutex_init(&devqs->mutex);
+	INIT_LIST_HEAD(&devqs->bound);
+	devqs->wake_nearest = wake_nearest;
+}
+
+/**
  * fuse_devq_wake - wake a reader for work just queued on @fiq, locked
  * @fiq: the shared queue or a device's queue
  * @cpu: the CPU the work came from
@@ -174,7 +185,8 @@ void fuse_devq_wake(struct fuse_iqueue *fiq, int cpu)
 	struct fuse_conn *fc;
 
 	if (fiq->ops) {
-		if (wake_nearest)
+		fc = container_of(fiq, struct fuse_conn, iq);
+		if (READ_ONCE(fc->devqs.wake_nearest))
 			fuse_devq_wake_nearest(&fiq->waitq, cpu);
 		else
 			wake_up(&fiq->waitq);

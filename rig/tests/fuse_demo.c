@@ -6,8 +6,11 @@
  *
  *   fuse_demo bound     clones bound to their CPU (FUSE_DEV_IOC_BIND)
  *   fuse_demo unbound   clones not bound: what libfuse -o clone_fd gets
+ *   fuse_demo oldest    clones not bound, and the connection's fusectl
+ *                       wake_nearest 0: a wakeup takes the reader that
+ *                       has waited longest, as without device queues
  *   fuse_demo MODE data the same, printed as "@" lines for a script
- *                       (rig/demo.sh sets two runs side by side)
+ *                       (rig/demo.sh sets the runs side by side)
  *
  * Each reader thread is pinned to its clone's CPU in both modes, so the
  * "own CPU" column is the share of requests served on the CPU that issued
@@ -66,8 +69,9 @@ static void *work(void *p)
  * One "@run" line, one "@clone" line per clone (idx 0 is the mount fd) and
  * the connection's dev_queues file as "@dq" lines.
  */
-static void print_data(struct fsrv *srv, int ncpu, bool bound, double secs,
-		       int err, const long *served, const long *lookups,
+static void print_data(struct fsrv *srv, int ncpu, const char *mode,
+		       double secs, int err, const long *served,
+		       const long *lookups,
 		       const long *own_cpu, const long *own_node, char *stats,
 		       size_t len)
 {
@@ -75,8 +79,7 @@ static void print_data(struct fsrv *srv, int ncpu, bool bound, double secs,
 	int i;
 
 	printf("@run mode=%s cpus=%d ops=%d reads=%d secs=%.2f errors=%d\n",
-	       bound ? "bound" : "unbound", ncpu, OPS_PER_CPU, OPS_PER_CPU / 10,
-	       secs, err);
+	       mode, ncpu, OPS_PER_CPU, OPS_PER_CPU / 10, secs, err);
 	for (i = 0; i <= ncpu; i++)
 		printf("@clone idx=%d cpu=%d node=%d served=%ld lookups=%ld own_cpu=%ld own_node=%ld\n",
 		       i, i ? i - 1 : -1, i ? cpu_node(i - 1) : -1, served[i],
@@ -90,7 +93,8 @@ static void print_data(struct fsrv *srv, int ncpu, bool bound, double secs,
 
 int main(int argc, char **argv)
 {
-	bool bound = argc > 1 && !strcmp(argv[1], "bound");
+	const char *mode = argc > 1 ? argv[1] : "unbound";
+	bool bound = !strcmp(mode, "bound");
 	bool data = argc > 2 && !strcmp(argv[2], "data");
 	int ncpu = nr_cpus_online(), cpu, i, err = 0;
 	struct worker w[FSRV_MAX_FDS];
@@ -104,8 +108,18 @@ int main(int argc, char **argv)
 
 	if (ncpu > FSRV_MAX_FDS - 1)
 		ncpu = FSRV_MAX_FDS - 1;
+	if (strcmp(mode, "bound") && strcmp(mode, "unbound") &&
+	    strcmp(mode, "oldest")) {
+		fprintf(stderr, "usage: fuse_demo bound|unbound|oldest [data]\n");
+		return 2;
+	}
 	if (fsrv_mount(&srv, "/tmp/demo")) {
 		perror("mount");
+		return 1;
+	}
+	if (!strcmp(mode, "oldest") &&
+	    fsrv_conn_write(&srv, "wake_nearest", "0")) {
+		fprintf(stderr, "no fusectl wake_nearest to turn off\n");
 		return 1;
 	}
 	/* fds[0] is the mount fd; fds[1 + cpu] serves CPU cpu */
@@ -149,12 +163,12 @@ int main(int argc, char **argv)
 	pthread_mutex_unlock(&srv.lock);
 
 	if (data) {
-		print_data(&srv, ncpu, bound, secs, err, served, lookups,
+		print_data(&srv, ncpu, mode, secs, err, served, lookups,
 			   own_cpu, own_node, stats, sizeof(stats));
 		goto out;
 	}
 	printf("\nfuse_demo: %d CPUs, %s clones, %d stat() + %d read() per CPU, %.2f s%s\n",
-	       ncpu, bound ? "BOUND" : "unbound", OPS_PER_CPU,
+	       ncpu, bound ? "BOUND" : mode, OPS_PER_CPU,
 	       OPS_PER_CPU / 10, secs, err ? "  (WORKLOAD ERRORS)" : "");
 	printf("%-6s %-8s %-5s %-10s %-9s %8s  %9s\n", "clone", "binding",
 	       "node", "reader-cpu", "requests", "own-cpu", "own-node");

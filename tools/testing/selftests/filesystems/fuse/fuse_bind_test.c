@@ -668,4 +668,35 @@ TEST_F(bind, stats_count_local_requests)
 	EXPECT_EQ(1, found);
 }
 
+/* The connection's wake_nearest: 1 or 0; anything else is EINVAL */
+static int wake_nearest(struct fsrv *srv)
+{
+	char buf[16] = "";
+
+	if (fsrv_conn_file(srv, "wake_nearest", buf, sizeof(buf)) <= 0)
+		return -1;
+	return !strcmp(buf, "1\n") ? 1 : !strcmp(buf, "0\n") ? 0 : -2;
+}
+
+TEST_F(bind, wake_nearest_switch)
+{
+	char param[8] = "";
+	int fd;
+
+	/* A new connection takes the module parameter's value */
+	fd = open("/sys/module/fuse/parameters/wake_nearest", O_RDONLY);
+	ASSERT_GE(fd, 0);
+	ASSERT_GT(read(fd, param, sizeof(param) - 1), 0);
+	close(fd);
+	EXPECT_EQ(param[0] == 'Y', wake_nearest(&self->srv));
+	EXPECT_EQ(0, fsrv_conn_write(&self->srv, "wake_nearest", "0"));
+	EXPECT_EQ(0, wake_nearest(&self->srv));
+	/* Bad input changes nothing */
+	EXPECT_EQ(-EINVAL, fsrv_conn_write(&self->srv, "wake_nearest", "2"));
+	EXPECT_EQ(-EINVAL, fsrv_conn_write(&self->srv, "wake_nearest", "x"));
+	EXPECT_EQ(0, wake_nearest(&self->srv));
+	EXPECT_EQ(0, fsrv_conn_write(&self->srv, "wake_nearest", "1"));
+	EXPECT_EQ(1, wake_nearest(&self->srv));
+}
+
 TEST_HARNESS_MAIN
