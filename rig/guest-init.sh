@@ -2,9 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # /init of the test guest.  Runs /plan, writing results to ttyS1 (the
 # kernel console is ttyS0), then powers off.  Plan lines:
-#   module NAME        load /lib/fuse/NAME.ko (unloading the previous one),
-#                      and NAME-kunit.ko beside it if there is one (the
-#                      KUnit tests, which run as it loads)
+#   module NAME        load /lib/fuse/NAME.ko (unloading the previous one)
 #   builtin            FUSE is built into the kernel: check that, then set
 #                      up as "module" does (nothing to load or unload)
 #   run TIMEOUT [VAR=VALUE..] BIN..
@@ -49,7 +47,6 @@ unload() {
 		umount -l "$m"
 	done
 	umount /sys/fs/fuse/connections 2>/dev/null
-	grep -q '^fuse_dev_queue_kunit ' /proc/modules && rmmod fuse_dev_queue_kunit
 	rmmod fuse
 	say "### RMMOD $loaded rc=$?"
 	loaded=
@@ -63,15 +60,8 @@ while read -r verb a b; do
 		rc=$?
 		say "### MODULE $a rc=$rc"
 		[ $rc = 0 ] && loaded=$a
-		if [ $rc = 0 ] && [ -f /lib/fuse/$a-kunit.ko ]; then
-			insmod /lib/fuse/$a-kunit.ko
-			say "### KUNITMOD $a-kunit rc=$?"
-		fi
 		chmod 666 /dev/fuse	# as udev's rule does on distributions
 		mount -t fusectl none /sys/fs/fuse/connections
-		say "### KTAP $a"
-		dmesg -c | sed 's/^\[[^]]*\] //' > $R
-		say "### END"
 		;;
 	builtin)
 		# /sys/module/fuse without a /proc/modules line: built in
@@ -82,9 +72,6 @@ while read -r verb a b; do
 		loaded=builtin
 		chmod 666 /dev/fuse
 		mount -t fusectl none /sys/fs/fuse/connections
-		say "### KTAP builtin"
-		dmesg -c | sed 's/^\[[^]]*\] //' > $R
-		say "### END"
 		;;
 	run)
 		# NAME=VALUE words before BIN go into its environment alone

@@ -5,8 +5,7 @@
 # usage: modules.sh KDIR OUTDIR [stock] [ours]
 #   KDIR:   a kernel build tree (a guest kernel, or /lib/modules/*/build)
 #   OUTDIR: gets stock/fuse.ko and ours/fuse.ko
-# Extra kbuild variables can be passed in KBUILD_EXTRA (a KUnit module
-# built beside fuse.ko, fuse_dev_queue_kunit.ko, lands as ours-kunit.ko).
+# Extra kbuild variables can be passed in KBUILD_EXTRA.
 . "$(dirname "$0")/lib.sh"
 
 kdir=$(realpath "$1") out=$(realpath -m "$2"); shift 2
@@ -55,10 +54,7 @@ for w in $which; do
 	ours)
 		"$TOP/rig/work.sh"
 		build_one "$out/ours.src" oot "$work/fs/fuse"
-		cp "$out/ours.src/fuse.ko" "$out/ours.ko"
-		rm -f "$out/ours-kunit.ko"
-		[ ! -f "$out/ours.src/fuse_dev_queue_kunit.ko" ] ||
-			cp "$out/ours.src/fuse_dev_queue_kunit.ko" "$out/ours-kunit.ko" ;;
+		cp "$out/ours.src/fuse.ko" "$out/ours.ko" ;;
 	esac
 	log "built $out/$w.ko"
 done

@@ -83,16 +83,13 @@ while IFS= read -r p; do
 		mkdir -p "$m/include/uapi/linux"
 		cp "$tree/include/uapi/linux/fuse.h" "$m/include/uapi/linux/"
 		printf '%s\n' 'NOSTDINC_FLAGS += -I$(src)/include/uapi' 'include $(src)/Makefile' > "$m/Kbuild"
-		kunit=
-		grep -q FUSE_DEV_QUEUE_KUNIT_TEST "$m/Kconfig" && kunit=CONFIG_FUSE_DEV_QUEUE_KUNIT_TEST=m
 		what="W=1 and sparse clean"
 		[ ! -s "$tmp/warnings-0" ] ||
 			what="no W=1 or sparse warning but the base's own $(wc -l < "$tmp/warnings-0")"
-		if make -s -C "$kdir" M="$m" -j"$JOBS" W=1 C=1 $kunit modules > "$tmp/build-$k.log" 2>&1 &&
+		if make -s -C "$kdir" M="$m" -j"$JOBS" W=1 C=1 modules > "$tmp/build-$k.log" 2>&1 &&
 		   [ -z "$(warnings "$tmp/build-$k.log" | comm -23 - "$tmp/warnings-0")" ]; then
 			result 0 "patch $k: fs/fuse builds, $what"
 			cp "$m/fuse.ko" "$mods/p$k.ko"
-			[ ! -f "$m/fuse_dev_queue_kunit.ko" ] || cp "$m/fuse_dev_queue_kunit.ko" "$mods/p$k-kunit.ko"
 		else
 			warnings "$tmp/build-$k.log" | comm -23 - "$tmp/warnings-0" > "$tmp/new-$k.log"
 			cat "$tmp/build-$k.log" >> "$tmp/new-$k.log"

@@ -5,8 +5,8 @@
 usage: verdict.py RUNDIR|tap:NAME:FILE...
 
 Each RUNDIR holds results.log (what /init wrote to ttyS1: section markers,
-kselftest TAP, the KUnit KTAP from dmesg) and console.log (the kernel log).
-Every kselftest case and every KUnit case counts as a test; so do each
+kselftest TAP) and console.log (the kernel log).
+Every kselftest case counts as a test; so do each
 module load, each test binary's exit, the guest reaching its end, and a
 kernel log free of WARNING/BUG/lockdep/KASAN/hung-task reports, and of
 KCSAN reports that name fuse code.  Prints one
@@ -72,15 +72,6 @@ class Verdict:
                          ("insmod" if verb == "MODULE" else "rmmod"),
                          "pass" if rc == "0" else "fail", f"rc={rc}")
                 continue
-            m = re.match(r"### KUNITMOD (\S+) rc=(\d+)", line)
-            if m:
-                self.add(f"{tag}/{m.group(1)}/insmod",
-                         "pass" if m.group(2) == "0" else "fail",
-                         f"rc={m.group(2)}")
-                continue
-            if line.startswith("### KTAP"):
-                section = "ktap"
-                continue
             if line.startswith("### END"):
                 section = None
                 continue
@@ -121,13 +112,6 @@ class Verdict:
                         failed_in_prog += 1
                     name = t.group(4) or last_run or t.group(3)
                     self.add(f"{tag}/{module}/{prog}/{name}", status)
-            elif section == "ktap":
-                # KUnit cases are indented one level inside their suite
-                t = TAP.match(line)
-                if t and len(t.group(1)) == 4 and t.group(4):
-                    status = "skip" if t.group(5) == "SKIP" else \
-                        ("pass" if t.group(2) == "ok" else "fail")
-                    self.add(f"{tag}/{module}/kunit/{t.group(4)}", status)
         self.add(f"{tag}/guest-booted", "pass" if booted else "fail")
         self.add(f"{tag}/guest-finished", "pass" if done else "fail",
                  "" if done else "no ### DONE: hang, panic or timeout")
