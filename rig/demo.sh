@@ -5,7 +5,8 @@
 # fuse.ko with unbound clones (what libfuse -o clone_fd gets today); on
 # ours with unbound clones, with the connection's wake_nearest on (the
 # default) and off; and on ours with each clone bound to its CPU.  Prints
-# the runs side by side.
+# three of them side by side, clone by clone, and each one's share of
+# requests served on the issuing CPU and node.
 # BASE=6.1: on Debian 12's own kernel binary, Debian's fuse.ko against ours
 # built for it (rig/debkernel.sh).
 . "$(dirname "$0")/lib.sh"
@@ -44,9 +45,9 @@ import sys
 runs, cur, bad = [], None, []
 for line in open(sys.argv[1], errors="replace"):
     line = line.rstrip("\r\n")
-    m = re.match(r"### RUN \S+ fuse_demo", line)
+    m = re.match(r"### RUN \S+ fuse_demo (\S+)", line)
     if m:
-        cur = {"clones": [], "dq": []}
+        cur = {"clones": [], "dq": [], "mode": m.group(1)}
         continue
     m = re.match(r"### EXIT (\d+)", line)
     if m and cur is not None:
@@ -70,6 +71,8 @@ for line in open(sys.argv[1], errors="replace"):
 
 # The plan's order: stock unbound, ours unbound, ours oldest, ours bound
 if [r["mode"] for r in runs] != ["unbound", "unbound", "oldest", "bound"]:
+    for e in bad:
+        print("demo: " + e, file=sys.stderr)
     sys.exit("demo: not every fuse_demo run gave results (see results.log)")
 s, u, o, b = runs
 names = [sys.argv[3], "ours, unbound clones",
