@@ -20,9 +20,7 @@
 # make check runs: lines_probe's cases of known sharing (a line ping-ponged
 # between two vCPUs of one node and of two, per-CPU lines, a line passed
 # round four vCPUs) on a 4-vCPU 2-node guest, their counts against what
-# the model must count (rig/lines.py check), as TAP.  The counts are of
-# lines_probe's own loops, so any kernel will do: the check boots the
-# debug kernel make check has built already (LINES_KERNEL: another).
+# the model must count (rig/lines.py check), as TAP.
 # Environment: LINES_TOPOS (the machines, "smp=N nodes=M|..."),
 # LINES_REQS (requests per run, 1000), LINES_RUNS (3), LINES_REPEAT (1:
 # boot the first machine twice as well),
@@ -37,10 +35,8 @@ reqs=${LINES_REQS:-1000}
 out=${LINES_OUT:-$B/bench-lines}
 what=${1:-bench}
 
-kdir=$B/kernel-bench
 if [ "$what" = check ]; then
-	kdir=${LINES_KERNEL:-$B/kernel-debug}
-	[ -f "$kdir/System.map" ] || "$TOP/rig/kernel.sh" debug
+	"$TOP/rig/kernel.sh" bench "$TOP/rig/bench.config"
 	out=$B/lines-check
 else
 	bench_build
@@ -53,7 +49,7 @@ cp "$B/tests/fuse_bench" "$B/tests/lines_probe" "$out/tests/"
 [ "$what" = check ] || cp "$B/modules-bench"/*.ko "$out/modules/"
 cc -O2 -Wall -shared -fPIC -I"$(qemu_plugin_include)" \
 	-o "$out/lines.so" "$TOP/rig/pathprof/lines.c"
-map=$kdir/System.map
+map=$B/kernel-bench/System.map
 mark=$(awk '$3 == "__x64_sys_syncfs" { print $1 }' "$map")
 [ -n "$mark" ] || die "no __x64_sys_syncfs in $map"
 
@@ -78,7 +74,7 @@ lines_guest() {	# DIR TOPOLOGY ("smp=N nodes=M") PLAN-FILE [noplugin]
 	[ "${4:-}" != noplugin ] || plugin=
 	t0=$(date +%s)
 	GUEST_ICOUNT=1 GUEST_CMDLINE="tsc=reliable" GUEST_QEMU_EXTRA="$plugin" \
-		"$TOP/rig/guest.sh" "$kdir/arch/x86/boot/bzImage" \
+		"$TOP/rig/guest.sh" "$B/kernel-bench/arch/x86/boot/bzImage" \
 		"$dir/initramfs.cpio.gz" "$dir" "$topo" "${LINES_TIMEOUT:-5400}"
 	echo "$(($(date +%s) - t0))" > "$dir/seconds"
 }

@@ -55,13 +55,13 @@ guest_run libfuse 2node \
 
 lap "libfuse built, libfuse guests"
 # The cacheline model of make bench-lines checks itself: lines_probe's
-# cases of known sharing (its own loops: the debug kernel will do), on the
-# instruction clock with the TCG plugin, against the counts the model must
-# give (host TAP)
+# cases of known sharing on the benchmark kernel (which the bundle below
+# needs too), on the instruction clock with the TCG plugin, against the
+# counts the model must give (host TAP)
 "$TOP/rig/bench-lines.sh" check "$B/runs/lines" "$B/runs/host/lines.tap" ||
 	log "bench-lines.sh check stopped early"
 runs+=("$B/runs/lines")
-lap "cacheline model check (QEMU plugin, icount guest)"
+lap "cacheline model check (QEMU plugin, bench kernel, icount guest)"
 # The many-core bundle, built with a short plan (one repeat, 300
 # operations a run) and run as a bare box would run it: outside the
 # clone, coreutils alone on PATH, 4 vCPUs (MANYCORE_FORCE=1; host TAP)
