@@ -72,9 +72,6 @@ class Verdict:
                          ("insmod" if verb == "MODULE" else "rmmod"),
                          "pass" if rc == "0" else "fail", f"rc={rc}")
                 continue
-            if line.startswith("### END"):
-                section = None
-                continue
             m = re.match(r"### RUN (\S+) (\S+)", line)
             if m:
                 section, prog, seen, planned, failed_in_prog = \

@@ -2,32 +2,20 @@
 /*
  * FUSE: /dev/fuse devices bound to CPUs and NUMA nodes.
  *
- * A device bound with FUSE_DEV_IOC_BIND gets an input queue of its own.
- * While any device of a connection is bound, a request is routed by the
- * CPU it was issued on, through a map built the way blk-mq maps CPUs to
- * hardware queues: to the device bound to that CPU, else to one on the
- * nearest node with any, the CPUs of a node taking turns among its devices.
+ * A bound device has an input queue of its own.  A request goes to the
+ * device its CPU maps to (blk-mq style: that CPU's device, else the
+ * nearest node's), and waits there only if a reader of the device, asleep
+ * in read(), was woken for it (the first wakeup reserves a reader), or the
+ * device is strict, or for at most FUSE_DEVQ_SPILL_TICKS while its reader
+ * is on its way back.  Everything else, and every interrupt, goes to the
+ * shared queue, which every reader reads, and wakes the idle reader
+ * nearest the request's CPU.
  *
- * Routing is work-conserving by this rule: a request waits on a device's
- * queue only if
- *  - a reader of the device, asleep in read(), was woken for it (a reader
- *    waits on its device's and the shared waitqueue, and the first wakeup
- *    on either reserves it), or
- *  - the device is strict, or
- *  - for at most FUSE_DEVQ_SPILL_TICKS, while the device's reader is on
- *    its way back (it replied in this tick or the last) or its poll loop
- *    found nothing: the first such request only, then a delayed work moves
- *    it to the shared queue.
- * Everything else, and every interrupt, goes to the connection's shared
- * queue, which every reader reads, and wakes the idle reader nearest the
- * request's CPU.
- *
- * Locking: fuse_devqs.mutex serializes binding, unbinding and release.
- * Each queue's iq.lock protects what is queued on it; a device's is taken
- * before the shared queue's, never after.  The map is published with RCU,
- * and queues are freed after a grace period, so that a stale fuse_req.fiq
- * found under RCU is safe to lock (a held spinlock extends the RCU
- * read-side section).  See Documentation/filesystems/fuse-clone-queues.rst.
+ * Locking: fuse_devqs.mutex serializes binding, unbinding and release; a
+ * device queue's lock is taken before the shared queue's, never after.
+ * The map is published with RCU and queues are freed after a grace period,
+ * so a stale fuse_req.fiq found under RCU is safe to lock.  See
+ * Documentation/filesystems/fuse-clone-queues.rst.
  */
 
 #include "fuse_i.h"
