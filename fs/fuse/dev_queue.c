@@ -3,19 +3,14 @@
  * FUSE: /dev/fuse devices bound to CPUs and NUMA nodes.
  *
  * A bound device has an input queue of its own.  A request goes to the
- * device its CPU maps to (blk-mq style: that CPU's device, else the
- * nearest node's), and waits there only if a reader of the device, asleep
- * in read(), was woken for it (the first wakeup reserves a reader), or the
- * device is strict, or for at most FUSE_DEVQ_SPILL_TICKS while its reader
- * is on its way back.  Everything else, and every interrupt, goes to the
- * shared queue, which every reader reads, and wakes the idle reader
- * nearest the request's CPU.
+ * device its CPU maps to, and waits there only if a reader of the device
+ * was woken for it, or the device is strict, or for at most
+ * FUSE_DEVQ_SPILL_TICKS while its reader is on its way back.  Everything
+ * else waits on the shared queue, which every reader reads.
  *
- * Locking: fuse_devqs.mutex serializes binding, unbinding and release; a
- * device queue's lock is taken before the shared queue's, never after.
- * The map is published with RCU and queues are freed after a grace period,
- * so a stale fuse_req.fiq found under RCU is safe to lock.  See
- * Documentation/filesystems/fuse-clone-queues.rst.
+ * Locking: the devqs mutex serializes binding and release; a device
+ * queue's lock nests outside the shared queue's.  Queues are freed after
+ * an RCU grace period.  See Documentation/filesystems/fuse-clone-queues.rst.
  */
 
 #include "fuse_i.h"
@@ -31,11 +26,14 @@
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
+#define FUSE_DEVQ_BIND_FLAGS	(FUSE_DEV_BIND_CPU | FUSE_DEV_BIND_NODE | \
+				 FUSE_DEV_BIND_STRICT)
+
 /* How long a request may wait for a reader on its way back */
 #define FUSE_DEVQ_SPILL_TICKS	2
 
-static bool wake_nearest = true;
-module_param(wake_nearest, bool, 0644);
+bool fuse_wake_nearest = true;
+module_param_named(wake_nearest, fuse_wake_nearest, bool, 0644);
 MODULE_PARM_DESC(wake_nearest,
 		 "New connections wake the idle reader nearest a request's CPU (default: true)");
 
@@ -61,8 +59,7 @@ struct fuse_devq {
 	struct fuse_conn *fc;
 	struct list_head entry;
 	u32 flags;
-	int cpu;
-	int node;
+	int cpu, node;
 	bool dead;
 	struct delayed_work spill;
 	struct rcu_head rcu;
@@ -84,7 +81,7 @@ struct fuse_devq_waiter {
 	wait_queue_entry_t own;
 	struct task_struct *task;
 	atomic_t woken;
-	int cpu;
+	int cpu, node;
 };
 
 static struct fuse_devq *fuse_devq_of(struct fuse_dev *fud)
@@ -93,11 +90,6 @@ static struct fuse_devq *fuse_devq_of(struct fuse_dev *fud)
 	struct fuse_iqueue *iq = smp_load_acquire(&fud->iq);
 
 	return iq ? container_of(iq, struct fuse_devq, iq) : NULL;
-}
-
-static bool fuse_devq_strict(struct fuse_devq *q)
-{
-	return READ_ONCE(q->flags) & FUSE_DEV_BIND_STRICT;
 }
 
 static bool fuse_devq_ready(struct fuse_iqueue *fiq)
@@ -118,12 +110,14 @@ static int fuse_devq_wake_fn(wait_queue_entry_t *wq, unsigned int mode,
 }
 
 /*
- * Reserve the idle reader nearest @cpu: on it, else on its node, else the
- * one that went to sleep last.  Pollers are woken as wake_up() wakes them.
+ * Wake the pollers as wake_up() wakes them, and reserve the idle reader
+ * nearest @cpu: on it, else on its node, else the one that slept last.
  */
 static void fuse_devq_wake_nearest(struct wait_queue_head *wqh, int cpu)
 {
-	wait_queue_entry_t *wq, *best;
+	wait_queue_entry_t *wq, *next, *best;
+	int node = cpu_to_node(cpu);
+	void *key = poll_to_key(EPOLLIN | EPOLLRDNORM);
 	unsigned long flags;
 
 	spin_lock_irqsave(&wqh->lock, flags);
@@ -131,42 +125,32 @@ static void fuse_devq_wake_nearest(struct wait_queue_head *wqh, int cpu)
 		int rank = 3, r;
 
 		best = NULL;
-		list_for_each_entry(wq, &wqh->head, entry) {
+		list_for_each_entry_safe(wq, next, &wqh->head, entry) {
 			struct fuse_devq_waiter *w = wq->private;
 
-			if (wq->func != fuse_devq_wake_fn ||
-			    atomic_read(&w->woken))
+			if (wq->func != fuse_devq_wake_fn) {
+				if (key && wq->func(wq, TASK_NORMAL, 0, key) &&
+				    (wq->flags & WQ_FLAG_EXCLUSIVE))
+					key = NULL;
 				continue;
-			r = w->cpu == cpu ? 0 :
-			    cpu_to_node(w->cpu) == cpu_to_node(cpu) ? 1 : 2;
+			}
+			if (atomic_read(&w->woken))
+				continue;
+			r = w->cpu == cpu ? 0 : w->node == node ? 1 : 2;
 			if (r <= rank) {
 				best = wq;
 				rank = r;
 			}
 		}
+		key = NULL;
 	} while (best && !best->func(best, TASK_NORMAL, 0, NULL));
-	__wake_up_locked_key(wqh, TASK_NORMAL,
-			     poll_to_key(EPOLLIN | EPOLLRDNORM));
 	spin_unlock_irqrestore(&wqh->lock, flags);
-}
-
-/**
- * fuse_devqs_init - set up a new connection's device queues
- * @devqs: fuse_conn.devqs
- */
-void fuse_devqs_init(struct fuse_devqs *devqs)
-{
-	mutex_init(&devqs->mutex);
-	INIT_LIST_HEAD(&devqs->bound);
-	devqs->wake_nearest = wake_nearest;
 }
 
 /**
  * fuse_devq_wake - wake a reader for work just queued on @fiq, locked
  * @fiq: the shared queue or a device's queue
  * @cpu: the CPU the work came from
- *
- * O_ASYNC and pollers are on the shared queue, for device queues too.
  */
 void fuse_devq_wake(struct fuse_iqueue *fiq, int cpu)
 {
@@ -181,16 +165,17 @@ void fuse_devq_wake(struct fuse_iqueue *fiq, int cpu)
 		kill_fasync(&fiq->fasync, SIGIO, POLL_IN);
 		return;
 	}
+	/* A reader of the device reads it, else one of the pollers */
+	if (wake_up(&fiq->waitq))
+		return;
 	fc = container_of(fiq, struct fuse_devq, iq)->fc;
-	wake_up(&fiq->waitq);
 	wake_up_poll(&fc->iq.waitq, EPOLLIN | EPOLLRDNORM);
 	kill_fasync(&fc->iq.fasync, SIGIO, POLL_IN);
 }
 
 /*
- * Move the requests waiting on @q to the shared queue, waking a reader for
- * each.  If the shared queue is disconnected, an abort is under way, which
- * ends them on @q next.
+ * Move what waits on @q to the shared queue, waking a reader for each; if
+ * that is disconnected, an abort under way ends them on @q.
  */
 static void fuse_devq_move(struct fuse_devq *q)
 {
@@ -211,16 +196,12 @@ static void fuse_devq_move(struct fuse_devq *q)
 }
 
 /* Move what waited for a reader on its way back, unless the device is strict */
-static void fuse_devq_spill(struct fuse_devq *q)
+static void fuse_devq_spill(struct work_struct *work)
 {
-	if (!fuse_devq_strict(q))
-		fuse_devq_move(q);
-}
+	struct fuse_devq *q = container_of(work, struct fuse_devq, spill.work);
 
-static void fuse_devq_spill_work(struct work_struct *work)
-{
-	fuse_devq_spill(container_of(to_delayed_work(work), struct fuse_devq,
-				     spill));
+	if (!(READ_ONCE(q->flags) & FUSE_DEV_BIND_STRICT))
+		fuse_devq_move(q);
 }
 
 /**
@@ -229,19 +210,17 @@ static void fuse_devq_spill_work(struct work_struct *work)
  * @req: the request, with its unique id
  *
  * Return: true if it was queued there; false if the caller queues it on
- * the shared queue (no device is bound, or none of the device's readers is
- * there for it).
+ * the shared queue (no device is bound, or no reader of it is there for it).
  */
 bool fuse_devq_queue_req(struct fuse_conn *fc, struct fuse_req *req)
 {
 	struct fuse_devq_map *map;
-	struct fuse_devq *q = NULL;
+	struct fuse_devq *q;
 	bool queued = true;
 
 	rcu_read_lock();
 	map = rcu_dereference(fc->devqs.map);
-	if (map)
-		q = READ_ONCE(map->q[req->cpu]);
+	q = map ? READ_ONCE(map->q[req->cpu]) : NULL;
 	if (!q) {
 		rcu_read_unlock();
 		return false;
@@ -251,16 +230,20 @@ bool fuse_devq_queue_req(struct fuse_conn *fc, struct fuse_req *req)
 	fuse_req_set_fiq(req, &q->iq);
 	if (!q->iq.connected || q->dead) {
 		queued = false;
-	} else if (fuse_devq_strict(q)) {
+	} else if (READ_ONCE(q->flags) & FUSE_DEV_BIND_STRICT) {
 		fuse_devq_wake(&q->iq, req->cpu);
-	} else if (__wake_up(&q->iq.waitq, TASK_NORMAL, 1, NULL)) {
+	} else if (wq_has_sleeper(&q->iq.waitq) && wake_up(&q->iq.waitq)) {
 		/* A reader is reserved for it */
 	} else if (list_is_singular(&q->iq.pending) &&
 		   (READ_ONCE(q->polling) ||
 		    time_before_eq(jiffies, READ_ONCE(q->replied) + 1))) {
-		WRITE_ONCE(q->polling, false);
-		fuse_devq_wake(&q->iq, req->cpu);
-		schedule_delayed_work(&q->spill, FUSE_DEVQ_SPILL_TICKS);
+		/* A poller, or a reader on its way back, reads it */
+		if (READ_ONCE(q->polling)) {
+			WRITE_ONCE(q->polling, false);
+			fuse_devq_wake(&q->iq, req->cpu);
+		}
+		if (!delayed_work_pending(&q->spill))
+			schedule_delayed_work(&q->spill, FUSE_DEVQ_SPILL_TICKS);
 	} else {
 		queued = false;
 	}
@@ -279,9 +262,8 @@ bool fuse_devq_queue_req(struct fuse_conn *fc, struct fuse_req *req)
  * @nonblock: the reader does not wait
  *
  * A bound device's own queue if it has work or is disconnected, else the
- * shared queue.  A nonblocking read that will find nothing marks a bound
- * device as polling: the next request routed to it may wait for it (see
- * fuse_devq_queue_req()).
+ * shared queue.  A nonblocking read that finds nothing marks a bound device
+ * as polling: the next request routed to it may wait for its poller.
  *
  * Return: the queue, locked.
  */
@@ -319,18 +301,16 @@ int fuse_devq_wait(struct fuse_dev *fud)
 	struct fuse_devq *q = fuse_devq_of(fud);
 	struct fuse_iqueue *shared = &fud->fc->iq;
 	struct fuse_devq_waiter w = {
+		.shared = { .func = fuse_devq_wake_fn, .private = &w },
+		.own = { .func = fuse_devq_wake_fn, .private = &w },
 		.task = current, .cpu = raw_smp_processor_id(),
 	};
 	int err = 0;
 
-	init_waitqueue_func_entry(&w.shared, fuse_devq_wake_fn);
-	w.shared.private = &w;
+	w.node = cpu_to_node(w.cpu);
 	add_wait_queue_exclusive(&shared->waitq, &w.shared);
-	if (q) {
-		init_waitqueue_func_entry(&w.own, fuse_devq_wake_fn);
-		w.own.private = &w;
+	if (q)
 		add_wait_queue_exclusive(&q->iq.waitq, &w.own);
-	}
 	for (;;) {
 		set_current_state(TASK_INTERRUPTIBLE);
 		/* A device bound since has a queue to wait on */
@@ -349,7 +329,7 @@ int fuse_devq_wait(struct fuse_dev *fud)
 		remove_wait_queue(&q->iq.waitq, &w.own);
 	if (err && atomic_read(&w.woken)) {
 		if (q)
-			fuse_devq_spill(q);
+			fuse_devq_spill(&q->spill.work);
 		spin_lock(&shared->lock);
 		if (fuse_request_pending(shared))
 			fuse_devq_wake(shared, w.cpu);
@@ -466,31 +446,24 @@ static int fuse_devq_remap(struct fuse_conn *fc, struct fuse_devq *gone)
 
 static int fuse_devq_check_bind(const struct fuse_dev_bind *b)
 {
+	u32 how = b->flags & ~FUSE_DEV_BIND_STRICT;
+
 	if (b->padding || (b->flags & ~FUSE_DEVQ_BIND_FLAGS))
 		return -EINVAL;
-
-	switch (b->flags & ~FUSE_DEV_BIND_STRICT) {
-	case 0:
-		if (b->flags || b->cpu != -1 || b->node != NUMA_NO_NODE)
-			return -EINVAL;
-		return 0;
-	case FUSE_DEV_BIND_CPU:
-		if (b->cpu < 0 || b->cpu >= nr_cpu_ids || !cpu_possible(b->cpu))
-			return -EINVAL;
+	if (!b->flags)
+		return b->cpu == -1 && b->node == NUMA_NO_NODE ? 0 : -EINVAL;
+	if (how == FUSE_DEV_BIND_CPU) {
 		/* The node FUSE_DEV_IOC_GET_BIND reports is accepted too */
-		if (b->node != NUMA_NO_NODE && b->node != cpu_to_node(b->cpu))
+		if (b->cpu < 0 || b->cpu >= nr_cpu_ids || !cpu_possible(b->cpu) ||
+		    (b->node != NUMA_NO_NODE && b->node != cpu_to_node(b->cpu)))
 			return -EINVAL;
 		return cpu_online(b->cpu) ? 0 : -ENXIO;
-	case FUSE_DEV_BIND_NODE:
-		if (b->cpu != -1 || b->node < 0 || b->node >= nr_node_ids ||
-		    !node_possible(b->node))
-			return -EINVAL;
-		if (!cpumask_intersects(cpumask_of_node(b->node),
-					cpu_online_mask))
-			return -ENXIO;
-		return 0;
 	}
-	return -EINVAL;
+	if (how != FUSE_DEV_BIND_NODE || b->cpu != -1 || b->node < 0 ||
+	    b->node >= nr_node_ids || !node_possible(b->node))
+		return -EINVAL;
+	return cpumask_intersects(cpumask_of_node(b->node), cpu_online_mask) ?
+	       0 : -ENXIO;
 }
 
 /* Set @q's binding to @b, devqs mutex held */
@@ -520,7 +493,7 @@ static struct fuse_devq *fuse_devq_alloc(struct fuse_conn *fc)
 	q->iq.forget_list_tail = &q->iq.forget_list_head;
 	q->fc = fc;
 	INIT_LIST_HEAD(&q->entry);
-	INIT_DELAYED_WORK(&q->spill, fuse_devq_spill_work);
+	INIT_DELAYED_WORK(&q->spill, fuse_devq_spill);
 	q->cpu = -1;
 	q->node = NUMA_NO_NODE;
 	return q;
@@ -663,7 +636,8 @@ void fuse_devq_release(struct fuse_dev *fud)
  */
 int fuse_devq_show(struct seq_file *m, struct fuse_conn *fc)
 {
-	static const char *const names[] = { "none", "cpu", "node" };
+	static const char *const names[] = {
+		"none", "cpu", "node", "", "", "cpu!", "node!" };
 	struct fuse_dev *fud;
 
 	seq_puts(m, "dev    bind cpu node queued read local_cpu local_node remote\n");
@@ -688,9 +662,7 @@ int fuse_devq_show(struct seq_file *m, struct fuse_conn *fc)
 			spin_unlock(&q->iq.lock);
 		}
 		seq_printf(m, "%-6u %-4s %-3d %-4d %zu %llu %llu %llu %llu\n",
-			   fud->id, flags & FUSE_DEV_BIND_STRICT ?
-			   (flags & FUSE_DEV_BIND_CPU ? "cpu!" : "node!") :
-			   names[flags & 3], flags ? q->cpu : -1,
+			   fud->id, names[flags], flags ? q->cpu : -1,
 			   flags ? q->node : NUMA_NO_NODE, queued,
 			   lv[0] + lv[1] + lv[2], lv[0], lv[1], lv[2]);
 	}
