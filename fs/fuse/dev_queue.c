@@ -45,7 +45,6 @@ MODULE_PARM_DESC(wake_nearest,
  * @flags: FUSE_DEV_BIND_* flags, 0 when unbound
  * @cpu: the bound CPU, or -1
  * @node: the bound node, or the bound CPU's node, or NUMA_NO_NODE
- * @dead: the device is going away (iq.lock)
  * @spill: moves what waits for a reader on its way back to the shared queue
  * @rcu: for freeing
  * @replied: jiffies when a reader of the device last replied
@@ -60,7 +59,6 @@ struct fuse_devq {
 	struct list_head entry;
 	u32 flags;
 	int cpu, node;
-	bool dead;
 	struct delayed_work spill;
 	struct rcu_head rcu;
 	/* Written by the device's readers */
@@ -136,11 +134,14 @@ static void fuse_devq_wake_nearest(struct wait_queue_head *wqh, int cpu)
 			}
 			if (atomic_read(&w->woken))
 				continue;
+			key = NULL;	/* wake_up() stops at the first reader */
 			r = w->cpu == cpu ? 0 : w->node == node ? 1 : 2;
 			if (r <= rank) {
 				best = wq;
 				rank = r;
 			}
+			if (!r)
+				break;
 		}
 		key = NULL;
 	} while (best && !best->func(best, TASK_NORMAL, 0, NULL));
@@ -228,7 +229,7 @@ bool fuse_devq_queue_req(struct fuse_conn *fc, struct fuse_req *req)
 	spin_lock(&q->iq.lock);
 	list_add_tail(&req->list, &q->iq.pending);
 	fuse_req_set_fiq(req, &q->iq);
-	if (!q->iq.connected || q->dead) {
+	if (!q->iq.connected) {
 		queued = false;
 	} else if (READ_ONCE(q->flags) & FUSE_DEV_BIND_STRICT) {
 		fuse_devq_wake(&q->iq, req->cpu);
@@ -258,12 +259,12 @@ bool fuse_devq_queue_req(struct fuse_conn *fc, struct fuse_req *req)
 
 /**
  * fuse_devq_lock_readable - lock the queue a reader of @fud reads next
- * @fud: the device
+ * @fud: the device, which has a queue of its own
  * @nonblock: the reader does not wait
  *
- * A bound device's own queue if it has work or is disconnected, else the
- * shared queue.  A nonblocking read that finds nothing marks a bound device
- * as polling: the next request routed to it may wait for its poller.
+ * Its own queue if it has work or is disconnected, else the shared queue.
+ * A nonblocking read that finds nothing marks the device as polling: the
+ * next request routed to it may wait for its poller.
  *
  * Return: the queue, locked.
  */
@@ -274,15 +275,12 @@ struct fuse_iqueue *fuse_devq_lock_readable(struct fuse_dev *fud,
 	struct fuse_devq *q = fuse_devq_of(fud);
 	struct fuse_iqueue *shared = &fud->fc->iq;
 
-	if (q) {
-		spin_lock(&q->iq.lock);
-		if (!q->iq.connected || fuse_request_pending(&q->iq))
-			return &q->iq;
-		spin_unlock(&q->iq.lock);
-	}
+	spin_lock(&q->iq.lock);
+	if (!q->iq.connected || fuse_request_pending(&q->iq))
+		return &q->iq;
+	spin_unlock(&q->iq.lock);
 	spin_lock(&shared->lock);
-	if (q && nonblock && !fuse_devq_ready(shared) &&
-	    !READ_ONCE(q->polling))
+	if (nonblock && !fuse_devq_ready(shared) && !READ_ONCE(q->polling))
 		WRITE_ONCE(q->polling, true);
 	return shared;
 }
@@ -346,16 +344,11 @@ int fuse_devq_wait(struct fuse_dev *fud)
 void fuse_devq_read_done(struct fuse_dev *fud, struct fuse_req *req)
 {
 	struct fuse_devq *q = fuse_devq_of(fud);
-	u32 flags = q ? READ_ONCE(q->flags) : 0;
 
-	if (!flags)
-		return;
-	if ((flags & FUSE_DEV_BIND_CPU) && req->cpu == READ_ONCE(q->cpu))
-		q->level[0]++;
-	else if (cpu_to_node(req->cpu) == READ_ONCE(q->node))
-		q->level[1]++;
-	else
-		q->level[2]++;
+	/* A device bound to a node has CPU -1 */
+	if (q && READ_ONCE(q->flags))
+		q->level[req->cpu == READ_ONCE(q->cpu) ? 0 :
+			 cpu_to_node(req->cpu) == READ_ONCE(q->node) ? 1 : 2]++;
 }
 
 /**
@@ -607,7 +600,7 @@ void fuse_devq_release(struct fuse_dev *fud)
 	if (!q)
 		return;
 	spin_lock(&q->iq.lock);
-	q->dead = true;
+	q->iq.connected = 0;
 	spin_unlock(&q->iq.lock);
 	mutex_lock(&fc->devqs.mutex);
 	if (q->flags) {
