@@ -61,7 +61,9 @@ libfuse) plan+=("run 600 fuse_libfuse_test.sh ours") ;;
 	[ "${#mods[@]}" = 2 ] || plan+=("run 900 fuse_bind_test" "run 900 fuse_paths_test" \
 					"run 900 fuse_wc_test" "run 900 fuse_fire_test")
 	plan+=("run $((duration + 300)) fuse_stress_test -d $duration -r 5 -s ${SEED:-$RANDOM}")
-	[ "$flavor" = debug ] && plan+=("run 300 fuse_kmemleak.sh") ;;
+	# make check's churn is 10000 rounds; the debug soak runs 30000
+	[ "$flavor" = debug ] && plan+=("run 900 FUSE_MEM_ROUNDS=30000 fuse_mem_test" \
+					"run 300 fuse_kmemleak.sh") ;;
 esac
 printf '%s\n' "${plan[@]}" > "$dir/plan"
 "$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
