@@ -600,7 +600,7 @@ void fuse_devq_release(struct fuse_dev *fud)
 	if (!q)
 		return;
 	spin_lock(&q->iq.lock);
-	q->iq.connected = 0;
+	WRITE_ONCE(q->iq.connected, 0);
 	spin_unlock(&q->iq.lock);
 	mutex_lock(&fc->devqs.mutex);
 	if (q->flags) {
