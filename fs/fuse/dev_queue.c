@@ -167,7 +167,7 @@ void fuse_devq_wake(struct fuse_iqueue *fiq, int cpu)
 		return;
 	}
 	/* A reader of the device reads it, else one of the pollers */
-	if (wake_up(&fiq->waitq))
+	if (wq_has_sleeper(&fiq->waitq) && wake_up(&fiq->waitq))
 		return;
 	fc = container_of(fiq, struct fuse_devq, iq)->fc;
 	wake_up_poll(&fc->iq.waitq, EPOLLIN | EPOLLRDNORM);
