@@ -39,7 +39,7 @@ MODULE_PARM_DESC(wake_nearest,
 
 /**
  * struct fuse_devq - the input queue of a bound /dev/fuse device
- * @iq: the queue; its NULL ops tell it from a shared one
+ * @iq: the queue
  * @fc: the connection
  * @entry: on fuse_devqs.bound while the device is bound
  * @flags: FUSE_DEV_BIND_* flags, 0 when unbound
@@ -149,29 +149,19 @@ static void fuse_devq_wake_nearest(struct wait_queue_head *wqh, int cpu)
 }
 
 /**
- * fuse_devq_wake - wake a reader for work just queued on @fiq, locked
- * @fiq: the shared queue or a device's queue
+ * fuse_devq_wake - wake a reader for work just queued on the shared queue
+ * @fiq: the connection's shared queue, locked
  * @cpu: the CPU the work came from
  */
 void fuse_devq_wake(struct fuse_iqueue *fiq, int cpu)
 {
-	struct fuse_conn *fc;
+	struct fuse_conn *fc = container_of(fiq, struct fuse_conn, iq);
 
-	if (fiq->ops) {
-		fc = container_of(fiq, struct fuse_conn, iq);
-		if (READ_ONCE(fc->devqs.wake_nearest))
-			fuse_devq_wake_nearest(&fiq->waitq, cpu);
-		else
-			wake_up(&fiq->waitq);
-		kill_fasync(&fiq->fasync, SIGIO, POLL_IN);
-		return;
-	}
-	/* A reader of the device reads it, else one of the pollers */
-	if (wq_has_sleeper(&fiq->waitq) && wake_up(&fiq->waitq))
-		return;
-	fc = container_of(fiq, struct fuse_devq, iq)->fc;
-	wake_up_poll(&fc->iq.waitq, EPOLLIN | EPOLLRDNORM);
-	kill_fasync(&fc->iq.fasync, SIGIO, POLL_IN);
+	if (READ_ONCE(fc->devqs.wake_nearest))
+		fuse_devq_wake_nearest(&fiq->waitq, cpu);
+	else
+		wake_up(&fiq->waitq);
+	kill_fasync(&fiq->fasync, SIGIO, POLL_IN);
 }
 
 /*
@@ -217,7 +207,7 @@ bool fuse_devq_queue_req(struct fuse_conn *fc, struct fuse_req *req)
 {
 	struct fuse_devq_map *map;
 	struct fuse_devq *q;
-	bool queued = true;
+	bool queued = true, strict;
 
 	rcu_read_lock();
 	map = rcu_dereference(fc->devqs.map);
@@ -229,21 +219,22 @@ bool fuse_devq_queue_req(struct fuse_conn *fc, struct fuse_req *req)
 	spin_lock(&q->iq.lock);
 	list_add_tail(&req->list, &q->iq.pending);
 	fuse_req_set_fiq(req, &q->iq);
+	strict = READ_ONCE(q->flags) & FUSE_DEV_BIND_STRICT;
 	if (!q->iq.connected) {
 		queued = false;
-	} else if (READ_ONCE(q->flags) & FUSE_DEV_BIND_STRICT) {
-		fuse_devq_wake(&q->iq, req->cpu);
 	} else if (wq_has_sleeper(&q->iq.waitq) && wake_up(&q->iq.waitq)) {
-		/* A reader is reserved for it */
-	} else if (list_is_singular(&q->iq.pending) &&
-		   (READ_ONCE(q->polling) ||
-		    time_before_eq(jiffies, READ_ONCE(q->replied) + 1))) {
-		/* A poller, or a reader on its way back, reads it */
-		if (READ_ONCE(q->polling)) {
-			WRITE_ONCE(q->polling, false);
-			fuse_devq_wake(&q->iq, req->cpu);
+		/* A reader asleep in read() is reserved for it */
+	} else if (strict || (list_is_singular(&q->iq.pending) &&
+			      (READ_ONCE(q->polling) ||
+			       time_before_eq(jiffies, READ_ONCE(q->replied) + 1)))) {
+		/* Its pollers (on the shared waitqueue), or a reader on its way back */
+		if (strict || READ_ONCE(q->polling)) {
+			if (READ_ONCE(q->polling))
+				WRITE_ONCE(q->polling, false);
+			wake_up_poll(&fc->iq.waitq, EPOLLIN | EPOLLRDNORM);
+			kill_fasync(&fc->iq.fasync, SIGIO, POLL_IN);
 		}
-		if (!delayed_work_pending(&q->spill))
+		if (!strict && !delayed_work_pending(&q->spill))
 			schedule_delayed_work(&q->spill, FUSE_DEVQ_SPILL_TICKS);
 	} else {
 		queued = false;
