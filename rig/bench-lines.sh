@@ -20,10 +20,12 @@
 # make check runs: lines_probe's cases of known sharing (a line ping-ponged
 # between two vCPUs of one node and of two, per-CPU lines, a line passed
 # round four vCPUs) on a 4-vCPU 2-node guest, their counts against what
-# the model must count (rig/lines.py check), as TAP.
+# the model must count (rig/lines.py check), and a second boot that must
+# count exactly the same, as TAP.
 # Environment: LINES_TOPOS (the machines, "smp=N nodes=M|..."),
-# LINES_REQS (requests per run, 1000), LINES_RUNS (3), LINES_REPEAT (1:
-# boot the first machine twice as well),
+# LINES_REQS (requests per run, 1000), LINES_RUNS (3), LINES_REPEAT (1,
+# the default: boot the first machine twice, and say whether the second
+# boot counted the same; 0: once),
 # LINES_MIXED_TOPOS ("smp=4 nodes=2|smp=8 nodes=2"; "none": not run),
 # LINES_MIXED_OPS (operations per caller, 300), LINES_OUT.
 . "$(dirname "$0")/lib.sh"
@@ -93,7 +95,10 @@ if [ "$what" = check ]; then
 	rm -rf "$rundir"
 	mkdir -p "$(dirname "$tap")"
 	lines_guest "$rundir" "smp=4 nodes=2" "$out/probe.plan"
-	python3 "$TOP/rig/lines.py" check "$rundir" "$out/tests/lines_probe" > "$tap" || true
+	# Once more: the same kernel and initramfs must count the same
+	lines_guest "$out/again" "smp=4 nodes=2" "$out/probe.plan"
+	python3 "$TOP/rig/lines.py" check "$rundir" "$out/tests/lines_probe" \
+		"$out/again" > "$tap" || true
 	cat "$tap"
 	exit 0
 fi
@@ -142,7 +147,7 @@ for topo in "${topos[@]}"; do
 	eval "$topo"	# smp= nodes=
 	name=smp-$smp-nodes-$nodes
 	boots=1
-	[ $first = 1 ] && [ "${LINES_REPEAT:-0}" = 1 ] && boots=2
+	[ $first = 1 ] && [ "${LINES_REPEAT:-1}" = 1 ] && boots=2
 	first=0
 	for ((b = 1; b <= boots; b++)); do
 		dir=$out/$name
@@ -151,7 +156,7 @@ for topo in "${topos[@]}"; do
 		lines_plan "$smp" > "$dir/plan"
 		lines_guest "$dir" "$topo" "$dir/plan"
 		log "$name: $(cat "$dir/seconds") s"
-		dirs+=("$dir")
+		[ $b = 1 ] && dirs+=("$dir")
 	done
 done
 
@@ -177,3 +182,8 @@ python3 "$TOP/rig/lines.py" report "$out/results.md" "$map" "${dirs[@]}" \
 	--pathlen "$out/probe" ${mdirs[@]+--mixed "${mdirs[@]}"}
 echo "The model's check (lines_probe): $(grep -c '^ok' "$out/probe.tap") of $(grep -c -E '^(not )?ok' "$out/probe.tap") cases exact." |
 	tee -a "$out/results.md"
+for dir in "$out"/*-repeat; do
+	[ -d "$dir" ] || continue
+	echo "A second boot of $(basename "${dir%-repeat}"): $(python3 "$TOP/rig/lines.py" same "${dir%-repeat}" "$dir")." |
+		tee -a "$out/results.md"
+done

@@ -39,13 +39,18 @@ total=$(( ${#numa[@]} / 4 * mem ))
 
 # GUEST_ICOUNT=1: one host thread runs the vCPUs in turn and the guest
 # clock counts their instructions (1 ns each), so guest timings measure
-# path length, free of host noise; parallelism gains nothing there.
+# path length, free of host noise; parallelism gains nothing there.  The
+# guest's random numbers (RDRAND) come from a fixed seed and its real-time
+# clock starts at a fixed date and runs on the instruction clock: with the
+# same kernel and initramfs, two boots then run the same instructions in
+# the same order (rig/bench-lines.sh check compares two).
 # GUEST_QEMU_EXTRA: more QEMU arguments (rig/pathprof.sh: a TCG plugin).
 # GUEST_ACCEL=kvm: hardware virtualization, for a host where KVM boots
 # guests (the many-core benchmark); TCG, the default, runs anywhere.
 accel=(-accel tcg,thread=multi -cpu max)
 [ "${GUEST_ACCEL:-tcg}" = kvm ] && accel=(-accel kvm -cpu host)
-[ "${GUEST_ICOUNT:-0}" = 1 ] && accel=(-accel tcg,thread=single -icount shift=0,sleep=off -cpu max)
+[ "${GUEST_ICOUNT:-0}" = 1 ] && accel=(-accel tcg,thread=single -icount shift=0,sleep=off -cpu max
+	-seed 1 -rtc base=2026-01-01T00:00:00,clock=vm)
 
 # The host's load around the run, for benchmark reports (host.txt): the
 # 1-minute load average before and after, and the shares of host CPU time

@@ -2,7 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """Cacheline transfers per request, from the counts of rig/pathprof/lines.c.
 
-usage: lines.py check DIR PROBE      the lines_probe cases of DIR, as TAP
+usage: lines.py same DIR AGAIN      how many measured runs of two boots
+                                     of one plan counted differently
+       lines.py check DIR PROBE [AGAIN]
+                                     the lines_probe cases of DIR, as TAP;
+                                     with AGAIN, a second boot of the same
+                                     plan, whose counts must be DIR's
        lines.py report OUT SYSTEM.MAP DIR... [--mixed DIR...]
                                      the tables of make bench-lines, the
                                      projection, and the slow-request table
@@ -94,8 +99,19 @@ def symbols_of(binary):
     return syms
 
 
-def check(d, probe):
-    """TAP: each lines_probe case's counts in its loop functions."""
+def compare(d1, d2):
+    """How many measured runs of two boots of one plan counted differently
+    (a run missing from either counts as different), and how many there
+    were."""
+    m1, m2 = measured(d1)[0], measured(d2)[0]
+    total = max(len(m1), len(m2))
+    same = sum(a is not None and a == b for (_, a), (_, b) in zip(m1, m2))
+    return total - same, total
+
+
+def check(d, probe, again=None):
+    """TAP: each lines_probe case's counts in its loop functions, and that
+    a second boot counted the same."""
     syms = symbols_of(probe)
     addrs = [a for a, _ in syms]
 
@@ -154,6 +170,13 @@ def check(d, probe):
         n += 1
         bad += 1
         print("not ok %d lines_probe ran" % n)
+    if again:
+        n += 1
+        differ, total = compare(d, again)
+        bad += bool(differ or not total)
+        print("%s %d a second boot of the same kernel and initramfs counts "
+              "the same" % ("not ok" if differ or not total else "ok", n))
+        print("#   %d of %d measured runs differ" % (differ, total))
     print("1..%d" % n)
     return 1 if bad else 0
 
@@ -502,8 +525,11 @@ def mixed_report(dirs):
 
 
 def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "check":
-        sys.exit(check(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 4 and sys.argv[1] == "same":
+        print("%d of %d measured runs differ" % compare(*sys.argv[2:]))
+        return
+    if len(sys.argv) in (4, 5) and sys.argv[1] == "check":
+        sys.exit(check(*sys.argv[2:]))
     if len(sys.argv) >= 5 and sys.argv[1] == "report":
         args = sys.argv[4:]
         mixed, pathlen = [], None
