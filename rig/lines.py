@@ -2,13 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 """Cacheline transfers per request, from the counts of rig/pathprof/lines.c.
 
-usage: lines.py same DIR AGAIN      how many measured runs of two boots
+usage: lines.py same DIR AGAIN       how many measured runs of two boots
                                      of one plan counted differently
        lines.py check DIR PROBE [AGAIN]
                                      the lines_probe cases of DIR, as TAP;
                                      with AGAIN, a second boot of the same
                                      plan, whose counts must be DIR's
-       lines.py report OUT SYSTEM.MAP DIR... [--mixed DIR...]
+       lines.py report OUT SYSTEM.MAP DIR... [--pathlen DIR] [--mixed DIR...]
                                      the tables of make bench-lines, the
                                      projection, and the slow-request table
 
