@@ -18,13 +18,11 @@
 #include <linux/cpumask.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
-#include <linux/poll.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/topology.h>
 #include <linux/uaccess.h>
-#include <linux/workqueue.h>
 
 #define FUSE_DEVQ_BIND_FLAGS	(FUSE_DEV_BIND_CPU | FUSE_DEV_BIND_NODE | \
 				 FUSE_DEV_BIND_STRICT)
@@ -34,8 +32,7 @@
 
 bool fuse_wake_nearest = true;
 module_param_named(wake_nearest, fuse_wake_nearest, bool, 0644);
-MODULE_PARM_DESC(wake_nearest,
-		 "New connections wake the idle reader nearest a request's CPU (default: true)");
+MODULE_PARM_DESC(wake_nearest, "New connections wake the reader nearest a request's CPU");
 
 /**
  * struct fuse_devq - the input queue of a bound /dev/fuse device
@@ -77,9 +74,9 @@ struct fuse_devq_map {
 struct fuse_devq_waiter {
 	wait_queue_entry_t shared;
 	wait_queue_entry_t own;
+	struct list_head node;	/* on its node's idle list */
 	struct task_struct *task;
 	atomic_t woken;
-	int cpu, node;
 };
 
 static struct fuse_devq *fuse_devq_of(struct fuse_dev *fud)
@@ -103,48 +100,42 @@ static int fuse_devq_wake_fn(wait_queue_entry_t *wq, unsigned int mode,
 
 	if (key || atomic_xchg(&w->woken, 1))
 		return 0;
+	/* Off its node's list, so that wakeups look no further than the first */
+	if (wq == &w->shared)
+		list_del_init(&w->node);
 	wake_up_process(w->task);
 	return 1;
 }
 
 /*
  * Wake the pollers as wake_up() wakes them, and reserve the idle reader
- * nearest @cpu: on it, else on its node, else the one that slept last.
+ * nearest @cpu: the last to sleep on it, else on its node, else anywhere.
  */
-static void fuse_devq_wake_nearest(struct wait_queue_head *wqh, int cpu)
+static void fuse_devq_wake_nearest(struct fuse_conn *fc, int cpu)
 {
-	wait_queue_entry_t *wq, *next, *best;
-	int node = cpu_to_node(cpu);
-	void *key = poll_to_key(EPOLLIN | EPOLLRDNORM);
+	struct wait_queue_head *wqh = &fc->iq.waitq;
+	struct fuse_devq_waiter *w;
+	wait_queue_entry_t *wq, *next;
 	unsigned long flags;
 
 	spin_lock_irqsave(&wqh->lock, flags);
-	do {
-		int rank = 3, r;
-
-		best = NULL;
-		list_for_each_entry_safe(wq, next, &wqh->head, entry) {
-			struct fuse_devq_waiter *w = wq->private;
-
-			if (wq->func != fuse_devq_wake_fn) {
-				if (key && wq->func(wq, TASK_NORMAL, 0, key) &&
-				    (wq->flags & WQ_FLAG_EXCLUSIVE))
-					key = NULL;
-				continue;
-			}
-			if (atomic_read(&w->woken))
-				continue;
-			key = NULL;	/* wake_up() stops at the first reader */
-			r = w->cpu == cpu ? 0 : w->node == node ? 1 : 2;
-			if (r <= rank) {
-				best = wq;
-				rank = r;
-			}
-			if (!r)
-				break;
-		}
-		key = NULL;
-	} while (best && !best->func(best, TASK_NORMAL, 0, NULL));
+	list_for_each_entry_safe(wq, next, &wqh->head, entry) {
+		if (wq->func == fuse_devq_wake_fn)
+			break;
+		if (wq->func(wq, TASK_NORMAL, 0, poll_to_key(EPOLLIN | EPOLLRDNORM)) &&
+		    (wq->flags & WQ_FLAG_EXCLUSIVE))
+			goto out;
+	}
+	w = *per_cpu_ptr(fc->devqs.idle, cpu);
+	if (w && fuse_devq_wake_fn(&w->shared, TASK_NORMAL, 0, NULL))
+		goto out;
+	list_for_each_entry(w, &fc->devqs.idle_node[cpu_to_node(cpu)].readers, node)
+		if (fuse_devq_wake_fn(&w->shared, TASK_NORMAL, 0, NULL))
+			goto out;
+	list_for_each_entry_reverse(wq, &wqh->head, entry)
+		if (wq->func == fuse_devq_wake_fn && fuse_devq_wake_fn(wq, TASK_NORMAL, 0, NULL))
+			break;
+out:
 	spin_unlock_irqrestore(&wqh->lock, flags);
 }
 
@@ -157,8 +148,8 @@ void fuse_devq_wake(struct fuse_iqueue *fiq, int cpu)
 {
 	struct fuse_conn *fc = container_of(fiq, struct fuse_conn, iq);
 
-	if (READ_ONCE(fc->devqs.wake_nearest))
-		fuse_devq_wake_nearest(&fiq->waitq, cpu);
+	if (READ_ONCE(fc->devqs.wake_nearest) && fc->devqs.idle && fc->devqs.idle_node)
+		fuse_devq_wake_nearest(fc, cpu);
 	else
 		wake_up(&fiq->waitq);
 	kill_fasync(&fiq->fasync, SIGIO, POLL_IN);
@@ -207,7 +198,7 @@ bool fuse_devq_queue_req(struct fuse_conn *fc, struct fuse_req *req)
 {
 	struct fuse_devq_map *map;
 	struct fuse_devq *q;
-	bool queued = true, strict;
+	bool queued, strict, back;
 
 	rcu_read_lock();
 	map = rcu_dereference(fc->devqs.map);
@@ -220,17 +211,14 @@ bool fuse_devq_queue_req(struct fuse_conn *fc, struct fuse_req *req)
 	list_add_tail(&req->list, &q->iq.pending);
 	fuse_req_set_fiq(req, &q->iq);
 	strict = READ_ONCE(q->flags) & FUSE_DEV_BIND_STRICT;
-	if (!q->iq.connected) {
-		queued = false;
-	} else if (wq_has_sleeper(&q->iq.waitq) && wake_up(&q->iq.waitq)) {
+	back = READ_ONCE(q->polling) || time_before_eq(jiffies, READ_ONCE(q->replied) + 1);
+	queued = q->iq.connected;
+	if (queued && wq_has_sleeper(&q->iq.waitq) && wake_up(&q->iq.waitq)) {
 		/* A reader asleep in read() is reserved for it */
-	} else if (strict || (list_is_singular(&q->iq.pending) &&
-			      (READ_ONCE(q->polling) ||
-			       time_before_eq(jiffies, READ_ONCE(q->replied) + 1)))) {
+	} else if (queued && (strict || (back && list_is_singular(&q->iq.pending)))) {
 		/* Its pollers (on the shared waitqueue), or a reader on its way back */
 		if (strict || READ_ONCE(q->polling)) {
-			if (READ_ONCE(q->polling))
-				WRITE_ONCE(q->polling, false);
+			WRITE_ONCE(q->polling, false);
 			wake_up_poll(&fc->iq.waitq, EPOLLIN | EPOLLRDNORM);
 			kill_fasync(&fc->iq.fasync, SIGIO, POLL_IN);
 		}
@@ -289,15 +277,25 @@ int fuse_devq_wait(struct fuse_dev *fud)
 {
 	struct fuse_devq *q = fuse_devq_of(fud);
 	struct fuse_iqueue *shared = &fud->fc->iq;
+	struct fuse_devqs *devqs = &fud->fc->devqs;
 	struct fuse_devq_waiter w = {
-		.shared = { .func = fuse_devq_wake_fn, .private = &w },
+		.shared = { .flags = WQ_FLAG_EXCLUSIVE,
+			    .func = fuse_devq_wake_fn, .private = &w },
 		.own = { .func = fuse_devq_wake_fn, .private = &w },
-		.task = current, .cpu = raw_smp_processor_id(),
+		.node = LIST_HEAD_INIT(w.node), .task = current,
 	};
-	int err = 0;
+	struct fuse_devq_waiter **idle = NULL;
+	int cpu = raw_smp_processor_id(), err = 0;
 
-	w.node = cpu_to_node(w.cpu);
-	add_wait_queue_exclusive(&shared->waitq, &w.shared);
+	/* Its CPU's idle reader and first on its node's, while it waits */
+	spin_lock_irq(&shared->waitq.lock);
+	__add_wait_queue_entry_tail(&shared->waitq, &w.shared);
+	if (devqs->idle && devqs->idle_node) {
+		idle = per_cpu_ptr(devqs->idle, cpu);
+		*idle = &w;
+		list_add(&w.node, &devqs->idle_node[cpu_to_node(cpu)].readers);
+	}
+	spin_unlock_irq(&shared->waitq.lock);
 	if (q)
 		add_wait_queue_exclusive(&q->iq.waitq, &w.own);
 	for (;;) {
@@ -313,7 +311,12 @@ int fuse_devq_wait(struct fuse_dev *fud)
 		schedule();
 	}
 	__set_current_state(TASK_RUNNING);
-	remove_wait_queue(&shared->waitq, &w.shared);
+	spin_lock_irq(&shared->waitq.lock);
+	__remove_wait_queue(&shared->waitq, &w.shared);
+	list_del(&w.node);
+	if (idle && *idle == &w)
+		*idle = NULL;
+	spin_unlock_irq(&shared->waitq.lock);
 	if (q)
 		remove_wait_queue(&q->iq.waitq, &w.own);
 	if (err && atomic_read(&w.woken)) {
@@ -321,7 +324,7 @@ int fuse_devq_wait(struct fuse_dev *fud)
 			fuse_devq_spill(&q->spill.work);
 		spin_lock(&shared->lock);
 		if (fuse_request_pending(shared))
-			fuse_devq_wake(shared, w.cpu);
+			fuse_devq_wake(shared, cpu);
 		spin_unlock(&shared->lock);
 	}
 	return err;
@@ -478,8 +481,6 @@ static struct fuse_devq *fuse_devq_alloc(struct fuse_conn *fc)
 	q->fc = fc;
 	INIT_LIST_HEAD(&q->entry);
 	INIT_DELAYED_WORK(&q->spill, fuse_devq_spill);
-	q->cpu = -1;
-	q->node = NUMA_NO_NODE;
 	return q;
 }
 
