@@ -7,6 +7,19 @@ trap '__rig_rc=$?; [[ $- != *e* ]] || echo "${0##*/}: stopped at line $LINENO (e
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 JOBS=${JOBS:-$(nproc)}
 
+# A compiler cache outside the clone (ccache, which rig/deps.sh installs):
+# kernels, modules, the QEMU plugin, libfuse and fio compile from it on a
+# machine that has built them before, in this clone or another (paths
+# under the clone are hashed relative to it).  It is kept in
+# RIG_CCACHE_DIR, ~/.cache/fuse-clone-queues/ccache unless told, at most
+# 4 GiB; RIG_CCACHE=0 builds without it.
+if [ "${RIG_CCACHE:-1}" != 0 ] && [ -d /usr/lib/ccache ] &&
+   [[ ":$PATH:" != *:/usr/lib/ccache:* ]]; then
+	export PATH=/usr/lib/ccache:$PATH
+	export CCACHE_DIR=${RIG_CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/fuse-clone-queues/ccache}
+	export CCACHE_BASEDIR=$TOP CCACHE_NOHASHDIR=1 CCACHE_DEPEND=1 CCACHE_MAXSIZE=4G
+fi
+
 log() { printf '[rig] %s\n' "$*" >&2; }
 die() { printf '[rig] error: %s\n' "$*" >&2; exit 1; }
 
