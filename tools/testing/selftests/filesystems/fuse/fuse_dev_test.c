@@ -3,19 +3,22 @@
  * Baseline /dev/fuse behaviour that must hold with and without per-device
  * input queues, with nothing bound: mount and INIT, requests
  * served through FUSE_DEV_IOC_CLONE clones, replies on the wrong clone,
- * abort, the end of the connection, and FUSE_DEV_IOC_CLONE's errors.
+ * interrupts answered on another clone, abort, the end of the connection,
+ * and FUSE_DEV_IOC_CLONE's errors.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fuse_srv.h"
@@ -114,6 +117,76 @@ TEST_F(dev, reply_on_wrong_clone_is_enoent)
 	/* stat() goes on with a GETATTR: serve it */
 	fsrv_start(&self->srv);
 	EXPECT_EQ(0, fsrv_job_wait(&job));
+}
+
+static void on_signal(int sig)
+{
+}
+
+/* Read one message from @fd within 5 s: its length, or -1 */
+static ssize_t read_within(int fd, char *buf, size_t len)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, 5000) != 1)
+		return -1;
+	return read(fd, buf, len);
+}
+
+/*
+ * Any clone may read the interrupt of a request that another clone holds,
+ * and the daemon answers it on the fd it read it from: libfuse answers
+ * EAGAIN there when it does not know the request, so that the interrupt
+ * comes again.  The kernel must take that answer and queue it again.
+ * With FUSE_TEST_STOCK=1 in the environment, check what a kernel without
+ * that fix does instead: it answers ENOENT, and the interrupt is lost.
+ */
+TEST_F(dev, interrupt_reply_on_another_clone)
+{
+	struct sigaction sa = { .sa_handler = on_signal };	/* no restart */
+	char buf[FSRV_BUFSIZE];
+	struct fuse_in_header *in = (void *)buf;
+	struct fuse_interrupt_in *ii = (void *)(in + 1);
+	struct fsrv_job job;
+	uint64_t unique;
+	int b;
+
+	b = fsrv_clone(&self->srv);
+	ASSERT_EQ(1, b);
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	fsrv_job_stat(&job, self->mnt, "held", -1);
+	/* The mount fd reads the LOOKUP and holds it */
+	ASSERT_GT(read_within(self->srv.fds[0], buf, sizeof(buf)),
+		  (ssize_t)sizeof(*in));
+	ASSERT_EQ(FUSE_LOOKUP, in->opcode);
+	unique = in->unique;
+	ASSERT_TRUE(FSRV_WAIT(__atomic_load_n(&job.tid, __ATOMIC_ACQUIRE),
+			      5000));
+	ASSERT_EQ(0, syscall(SYS_tgkill, getpid(), job.tid, SIGUSR1));
+	/* The clone reads its interrupt, and answers "not yet" */
+	ASSERT_GT(read_within(self->srv.fds[b], buf, sizeof(buf)),
+		  (ssize_t)sizeof(*in));
+	ASSERT_EQ(FUSE_INTERRUPT, in->opcode);
+	ASSERT_EQ(unique, ii->unique);
+	if (getenv("FUSE_TEST_STOCK")) {
+		EXPECT_EQ(-ENOENT, fsrv_reply(self->srv.fds[b], in->unique,
+					      -EAGAIN, NULL, 0));
+		EXPECT_EQ(-1, read_within(self->srv.fds[b], buf, sizeof(buf)));
+		EXPECT_EQ(0, fsrv_reply(self->srv.fds[0], unique, -EINTR,
+					NULL, 0));
+		EXPECT_EQ(EINTR, fsrv_job_wait(&job));
+		return;
+	}
+	EXPECT_EQ(0, fsrv_reply(self->srv.fds[b], in->unique, -EAGAIN,
+				NULL, 0));
+	/* So the interrupt comes again */
+	ASSERT_GT(read_within(self->srv.fds[b], buf, sizeof(buf)),
+		  (ssize_t)sizeof(*in));
+	EXPECT_EQ(FUSE_INTERRUPT, in->opcode);
+	EXPECT_EQ(unique, ii->unique);
+	/* The holder ends the request as interrupted */
+	EXPECT_EQ(0, fsrv_reply(self->srv.fds[0], unique, -EINTR, NULL, 0));
+	EXPECT_EQ(EINTR, fsrv_job_wait(&job));
 }
 
 TEST_F(dev, abort_gives_enotconn)

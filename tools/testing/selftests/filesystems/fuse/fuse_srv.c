@@ -21,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -30,6 +32,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef HAVE_LIBURING
+#include <liburing.h>
+#endif
 
 #define FILE_SIZE	4096
 #define BIG_SIZE	(1024 * 1024)
@@ -281,68 +286,199 @@ struct reader_arg {
 	struct fsrv *srv;
 	int idx;
 	int cpu;	/* several readers of one fd may run on different CPUs */
+	pid_t *tid;
 };
 
-/*
- * An epoll loop, as event-driven daemons serve /dev/fuse: wait for the fd,
- * then read without blocking until EAGAIN.  Returns false when the
- * connection has ended.
- */
-static bool epoll_wait_readable(int ep)
+const char *const fsrv_style_name[FSRV_NR_STYLES] = {
+	"blocking", "poll", "epoll_lt", "epoll_et", "epoll_excl", "io_uring",
+	"sigio", "splice",
+};
+
+/* What a reader's loop keeps between requests */
+struct reader {
+	struct fsrv *srv;
+	int idx, fd;
+	int ep;			/* the epoll styles */
+	int pipe[2];		/* FSRV_SPLICE */
+	sigset_t sigio;		/* FSRV_SIGIO */
+#ifdef HAVE_LIBURING
+	struct io_uring ring;	/* FSRV_URING */
+#endif
+};
+
+static int reader_setup(struct reader *r)
 {
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct f_owner_ex owner = { F_OWNER_TID, gettid() };
+	int fl = fcntl(r->fd, F_GETFL);
+
+	switch (r->srv->style) {
+	case FSRV_EPOLL_LT:
+	case FSRV_EPOLL_ET:
+	case FSRV_EPOLL_EXCL:
+		if (r->srv->style == FSRV_EPOLL_ET)
+			ev.events |= EPOLLET;
+		if (r->srv->style == FSRV_EPOLL_EXCL)
+			ev.events |= EPOLLEXCLUSIVE;
+		r->ep = epoll_create1(EPOLL_CLOEXEC);
+		if (r->ep < 0 || epoll_ctl(r->ep, EPOLL_CTL_ADD, r->fd, &ev))
+			return -errno;
+		break;
+	case FSRV_SIGIO:
+		/* Blocked, so that sigwaitinfo() takes it */
+		sigemptyset(&r->sigio);
+		sigaddset(&r->sigio, SIGIO);
+		pthread_sigmask(SIG_BLOCK, &r->sigio, NULL);
+		if (fcntl(r->fd, F_SETOWN_EX, &owner) ||
+		    fcntl(r->fd, F_SETFL, fl | O_ASYNC))
+			return -errno;
+		break;
+	case FSRV_SPLICE:
+		if (pipe2(r->pipe, O_CLOEXEC))
+			return -errno;
+		fcntl(r->pipe[0], F_SETPIPE_SZ, FSRV_BUFSIZE);
+		break;
+	case FSRV_URING:
+#ifdef HAVE_LIBURING
+		return io_uring_queue_init(4, &r->ring, 0);
+#else
+		return -ENOSYS;
+#endif
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void reader_cleanup(struct reader *r)
+{
+	if (r->ep >= 0)
+		close(r->ep);
+	if (r->pipe[0] >= 0) {
+		close(r->pipe[0]);
+		close(r->pipe[1]);
+	}
+#ifdef HAVE_LIBURING
+	if (r->srv->style == FSRV_URING)
+		io_uring_queue_exit(&r->ring);
+#endif
+}
+
+/* Wait as the style waits: 0, or -1 when the connection has ended */
+static int reader_wait(struct reader *r)
+{
+	struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
 	struct epoll_event ev;
 	int n;
 
-	do {
-		n = epoll_wait(ep, &ev, 1, -1);
-	} while (n < 0 && errno == EINTR);
-	return n >= 0 && !(ev.events & EPOLLERR);
+	switch (r->srv->style) {
+	case FSRV_POLL:
+		do {
+			n = poll(&pfd, 1, -1);
+		} while (n < 0 && errno == EINTR);
+		return n > 0 && !(pfd.revents & (POLLERR | POLLNVAL)) ? 0 : -1;
+	case FSRV_EPOLL_LT:
+	case FSRV_EPOLL_ET:
+	case FSRV_EPOLL_EXCL:
+		do {
+			n = epoll_wait(r->ep, &ev, 1, -1);
+		} while (n < 0 && errno == EINTR);
+		return n > 0 && !(ev.events & EPOLLERR) ? 0 : -1;
+	case FSRV_SIGIO:
+		while (sigwaitinfo(&r->sigio, NULL) < 0)
+			if (errno != EINTR)
+				return -1;
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* One request into @buf as the style reads it: its length, or -errno */
+static ssize_t reader_read(struct reader *r, char *buf)
+{
+	ssize_t n;
+
+	switch (r->srv->style) {
+	case FSRV_SPLICE:
+		n = splice(r->fd, NULL, r->pipe[1], NULL, FSRV_BUFSIZE, 0);
+		if (n <= 0)
+			return n < 0 ? -errno : -ENODEV;
+		return read(r->pipe[0], buf, n) == n ? n : -EIO;
+#ifdef HAVE_LIBURING
+	case FSRV_URING: {
+		struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
+		struct io_uring_cqe *cqe;
+
+		io_uring_prep_read(sqe, r->fd, buf, FSRV_BUFSIZE, 0);
+		n = io_uring_submit_and_wait(&r->ring, 1);
+		if (n < 0)
+			return n;
+		n = io_uring_wait_cqe(&r->ring, &cqe);
+		if (n < 0)
+			return n;
+		n = cqe->res;
+		io_uring_cqe_seen(&r->ring, cqe);
+		return n;
+	}
+#endif
+	default:
+		n = read(r->fd, buf, FSRV_BUFSIZE);
+		return n < 0 ? -errno : n;
+	}
 }
 
 static void *reader(void *p)
 {
 	struct reader_arg *ra = p;
-	struct fsrv *srv = ra->srv;
-	int idx = ra->idx, cpu = ra->cpu, ep = -1;
+	struct reader r = {
+		.srv = ra->srv, .idx = ra->idx, .fd = ra->srv->fds[ra->idx],
+		.ep = -1, .pipe = { -1, -1 },
+	};
+	struct fsrv *srv = r.srv;
 	char *buf = malloc(FSRV_BUFSIZE);
+	bool drain = srv->style == FSRV_EPOLL_ET ||
+		     srv->style == FSRV_EPOLL_EXCL || srv->style == FSRV_SIGIO;
+	bool waited = false;
 
+	__atomic_store_n(ra->tid, gettid(), __ATOMIC_RELEASE);
+	if (ra->cpu >= 0)
+		pin_to_cpu(ra->cpu);
 	free(ra);
-	if (cpu >= 0)
-		pin_to_cpu(cpu);
-	if (srv->epoll) {
-		struct epoll_event ev = { .events = EPOLLIN };
-		int fd = srv->fds[idx];
-
-		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
-		ep = epoll_create1(EPOLL_CLOEXEC);
-		if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev))
-			goto out;
-	}
+	if (drain || srv->style == FSRV_EPOLL_LT)
+		fcntl(r.fd, F_SETFL, fcntl(r.fd, F_GETFL) | O_NONBLOCK);
+	if (reader_setup(&r))
+		goto out;
 	__atomic_fetch_add(&srv->started, 1, __ATOMIC_RELEASE);
 	for (;;) {
-		ssize_t n = read(srv->fds[idx], buf, FSRV_BUFSIZE);
 		struct fuse_in_header *in = (void *)buf;
+		ssize_t n;
 
-		if (n < 0 && errno == EAGAIN && ep >= 0) {
-			if (!epoll_wait_readable(ep))
+		/* Wait first, unless the style reads until EAGAIN */
+		if (!waited && !drain && reader_wait(&r))
+			break;
+		waited = false;
+		n = reader_read(&r, buf);
+		if (n == -EAGAIN && srv->style != FSRV_URING) {
+			if (reader_wait(&r))
 				break;
+			waited = true;
 			continue;
 		}
 		if (n < 0) {
-			if (errno == EINTR || errno == EAGAIN || errno == ENOENT)
+			if (n == -EINTR || n == -EAGAIN || n == -ENOENT)
 				continue;
 			break;	/* ENODEV, ECONNABORTED: the connection ended */
 		}
 		if ((size_t)n < sizeof(*in))
 			continue;
-		record(srv, idx, in, in + 1);
-		if (srv->hook && srv->hook(srv, idx, in, in + 1))
+		record(srv, r.idx, in, in + 1);
+		if (srv->hook && srv->hook(srv, r.idx, in, in + 1))
 			continue;
-		fsrv_handle(srv, idx, in, in + 1);
+		fsrv_handle(srv, r.idx, in, in + 1);
 	}
 out:
-	if (ep >= 0)
-		close(ep);
+	reader_cleanup(&r);
 	free(buf);
 	return NULL;
 }
@@ -471,38 +607,43 @@ int fsrv_bind(struct fsrv *srv, int idx, uint32_t flags, int cpu, int node)
 	return 0;
 }
 
-/*
- * The FUSE_DEV_BIND_* flags the kernel knows, or -errno: -ENOTTY from a
- * kernel without per-device input queues.
- */
-int fsrv_bind_features(void)
+const char *fsrv_bind_missing(void)
 {
-	uint32_t flags;
+	static char why[80];
+	struct fuse_dev_bind b = { .cpu = -1, .node = -1 };
 	int fd, err = 0;
 
 	fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
-	if (ioctl(fd, FUSE_DEV_IOC_BIND_FEATURES, &flags))
-		err = -errno;
-	close(fd);
-	return err ? err : (int)flags;
+		err = errno;
+	else if (ioctl(fd, FUSE_DEV_IOC_BIND, &b) == 0)
+		err = EINVAL;
+	else if (errno != EPERM)
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (!err)
+		return NULL;
+	snprintf(why, sizeof(why), "no FUSE_DEV_IOC_BIND (%s)", strerror(err));
+	return why;
 }
 
-const char *fsrv_bind_missing(uint32_t need)
+const char *fsrv_style_missing(enum fsrv_style style)
 {
-	static char why[80];
-	int feat = fsrv_bind_features();
+#ifdef HAVE_LIBURING
+	struct io_uring ring;
+	int err;
 
-	if (feat < 0)
-		snprintf(why, sizeof(why), "no FUSE_DEV_IOC_BIND (%s)",
-			 strerror(-feat));
-	else if ((feat & need) != need)
-		snprintf(why, sizeof(why), "FUSE_DEV_IOC_BIND lacks %#x",
-			 need & ~(uint32_t)feat);
-	else
+	if (style != FSRV_URING)
 		return NULL;
-	return why;
+	err = io_uring_queue_init(2, &ring, 0);
+	if (err)
+		return "no io_uring here";
+	io_uring_queue_exit(&ring);
+	return NULL;
+#else
+	return style == FSRV_URING ? "built without liburing" : NULL;
+#endif
 }
 
 const char *fsrv_resend_missing(const struct fsrv *srv)
@@ -532,6 +673,7 @@ int fsrv_start_reader(struct fsrv *srv, int idx, int cpu)
 	ra->srv = srv;
 	ra->idx = idx;
 	ra->cpu = cpu;
+	ra->tid = &srv->tid[srv->nthr];
 	srv->reader_cpu[idx] = cpu;
 	if (srv->nthr == (int)ARRAY_SIZE(srv->thr) ||
 	    pthread_create(&srv->thr[srv->nthr], NULL, reader, ra)) {
@@ -557,6 +699,42 @@ int fsrv_wait_readers(struct fsrv *srv, int n, int timeout_ms)
 	return -ETIMEDOUT;
 }
 
+/* Is thread @tid of this process asleep? */
+static bool thread_sleeps(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'S';
+}
+
+int fsrv_wait_idle(struct fsrv *srv, int timeout_ms)
+{
+	double end = fsrv_now_ms() + timeout_ms;
+	int i;
+
+	do {
+		for (i = 0; i < srv->nthr; i++)
+			if (!thread_sleeps(srv->tid[i]))
+				break;
+		if (i == srv->nthr)
+			return 0;
+		usleep(1000);
+	} while (fsrv_now_ms() < end);
+	return -ETIMEDOUT;
+}
+
 void fsrv_start(struct fsrv *srv)
 {
 	int i;
@@ -564,12 +742,7 @@ void fsrv_start(struct fsrv *srv)
 	for (i = 0; i < srv->nfds; i++)
 		if (!srv->reading[i])
 			fsrv_start_reader(srv, i, srv->reader_cpu[i]);
-	/*
-	 * Until its reader waits, a clone's work counts as left unattended
-	 * and idle readers take it after the steal delay: on a loaded host a
-	 * thread can take longer than that to start, and a test would see
-	 * its request read by another clone than the one it was routed to.
-	 */
+	/* A request goes to a bound clone only while a reader waits there */
 	fsrv_wait_readers(srv, srv->nthr, 5000);
 }
 
@@ -662,52 +835,6 @@ int fsrv_conn_write(struct fsrv *srv, const char *file, const char *val)
 	return fsrv_write_file(path, val);
 }
 
-/*
- * The "queued" column of device @id (FSRV_SHARED: the shared queue) in
- * fusectl's dev_queues, or -1
- */
-int fsrv_queued_on(struct fsrv *srv, unsigned int id)
-{
-	char buf[4096], *line, *save;
-	unsigned int dev, queued;
-
-	if (fsrv_conn_file(srv, "dev_queues", buf, sizeof(buf)) < 0)
-		return -1;
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		if (id == FSRV_SHARED &&
-		    sscanf(line, "shared %*s %*s %*s %u", &queued) == 1)
-			return queued;
-		if (sscanf(line, "%u %*s %*s %*s %u", &dev, &queued) == 2 &&
-		    dev == id)
-			return queued;
-	}
-	return -1;
-}
-
-long fsrv_dq_field(struct fsrv *srv, unsigned int id, int col)
-{
-	char buf[8192], *line, *save, *tok, *tsave;
-	long v = -1;
-	int i;
-
-	if (fsrv_conn_file(srv, "dev_queues", buf, sizeof(buf)) < 0)
-		return -1;
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		tok = strtok_r(line, " ", &tsave);
-		if (!tok || tok[0] < '0' || tok[0] > '9' ||
-		    (unsigned int)atoi(tok) != id)
-			continue;
-		for (i = 0; tok && i < col; i++)
-			tok = strtok_r(NULL, " ", &tsave);
-		/* A kernel without work-conserving routing counts no moves */
-		v = tok ? atol(tok) : 0;
-		break;
-	}
-	return v;
-}
-
 int fsrv_wait_child(struct fsrv *srv, pid_t pid, int ms, int *status)
 {
 	char buf[8192], path[64];
@@ -720,8 +847,6 @@ int fsrv_wait_child(struct fsrv *srv, pid_t pid, int ms, int *status)
 		usleep(1000);
 	}
 	printf("# child %d stuck for %d ms\n", pid, ms);
-	if (fsrv_conn_file(srv, "dev_queues", buf, sizeof(buf)) > 0)
-		printf("# dev_queues:\n%s", buf);
 	if (fsrv_conn_file(srv, "waiting", buf, sizeof(buf)) > 0)
 		printf("# waiting: %s", buf);
 	snprintf(path, sizeof(path), "/proc/%d/stack", pid);
@@ -736,19 +861,6 @@ int fsrv_wait_child(struct fsrv *srv, pid_t pid, int ms, int *status)
 	}
 	fflush(stdout);
 	return -ETIMEDOUT;
-}
-
-long fsrv_shared_queued(struct fsrv *srv)
-{
-	char buf[8192], *p;
-	long n;
-
-	if (fsrv_conn_file(srv, "dev_queues", buf, sizeof(buf)) < 0)
-		return -1;
-	p = strstr(buf, "\nshared ");
-	if (!p || sscanf(p, "\nshared %*s %*s %*s %ld", &n) != 1)
-		return -1;
-	return n;
 }
 
 int fsrv_reader_of(struct fsrv *srv, const char *name)

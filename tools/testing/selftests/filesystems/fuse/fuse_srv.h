@@ -24,7 +24,7 @@
 #define FUSE_UNIQUE_RESEND	0x8000000000000000ULL
 #endif
 
-#define FSRV_MAX_FDS	64
+#define FSRV_MAX_FDS	80
 #define FSRV_BUFSIZE	(FUSE_MIN_READ_BUFFER + 256 * 1024)
 
 struct fsrv_rec {
@@ -40,6 +40,33 @@ struct fsrv_rec {
 struct fsrv;
 
 /*
+ * How a reader thread waits for requests, as daemons do:
+ *   FSRV_BLOCKING  read() on a blocking fd
+ *   FSRV_POLL      poll() for POLLIN, then read() on a blocking fd
+ *   FSRV_EPOLL_LT  a level-triggered epoll set, one read() per event
+ *   FSRV_EPOLL_ET  an edge-triggered epoll set, read() until EAGAIN
+ *   FSRV_EPOLL_EXCL an epoll set of its own with EPOLLEXCLUSIVE, read()
+ *                  until EAGAIN
+ *   FSRV_URING     io_uring IORING_OP_READ on a blocking fd
+ *   FSRV_SIGIO     O_ASYNC: wait for SIGIO, then read() until EAGAIN
+ *   FSRV_SPLICE    splice() from the fd into a pipe, then read the pipe
+ * The styles that read until EAGAIN set O_NONBLOCK on the fd.
+ */
+enum fsrv_style {
+	FSRV_BLOCKING,
+	FSRV_POLL,
+	FSRV_EPOLL_LT,
+	FSRV_EPOLL_ET,
+	FSRV_EPOLL_EXCL,
+	FSRV_URING,
+	FSRV_SIGIO,
+	FSRV_SPLICE,
+	FSRV_NR_STYLES
+};
+
+extern const char *const fsrv_style_name[FSRV_NR_STYLES];
+
+/*
  * Called by a reader for every request before the default handling;
  * return true if the hook answered (or chose not to answer) the request.
  */
@@ -53,13 +80,14 @@ struct fsrv {
 	int reader_cpu[FSRV_MAX_FDS];	/* -1: do not pin */
 	bool reading[FSRV_MAX_FDS];
 	pthread_t thr[4 * FSRV_MAX_FDS];	/* reader threads */
+	pid_t tid[4 * FSRV_MAX_FDS];		/* their thread ids */
 	int nthr;
 	uint32_t minor;
 	unsigned int conn;		/* fusectl connection number */
 	fsrv_hook_t hook;
 	void *priv;
 	bool nolog;			/* no request log (benchmarks) */
-	bool epoll;			/* readers: O_NONBLOCK reads in an epoll loop */
+	enum fsrv_style style;		/* how its readers wait */
 	int started;			/* readers that reached their loop */
 
 	pthread_mutex_t lock;		/* protects what follows */
@@ -82,16 +110,18 @@ int fsrv_mount_opts(struct fsrv *srv, const char *mnt,
 int fsrv_clone(struct fsrv *srv);
 /* A clone of the mount fd into srv->fds[idx], replacing nothing: 0 or -errno */
 int fsrv_clone_at(struct fsrv *srv, int idx);
+/* FUSE_DEV_IOC_BIND of srv->fds[idx]: 0 or -errno */
 int fsrv_bind(struct fsrv *srv, int idx, uint32_t flags, int cpu, int node);
-int fsrv_bind_features(void);
 
 /*
  * Why a test that binds cannot run here, or NULL: a kernel without
- * FUSE_DEV_IOC_BIND, or whose FUSE_DEV_IOC_BIND_FEATURES lacks @need
- * (FUSE_DEV_BIND_STRICT: work-conserving routing, which strict binding
- * opts out of).
+ * FUSE_DEV_IOC_BIND answers ENOTTY where ours answers EPERM (an fd with
+ * no connection).
  */
-const char *fsrv_bind_missing(uint32_t need);
+const char *fsrv_bind_missing(void);
+
+/* Why a reader style cannot run here (io_uring off or absent), or NULL */
+const char *fsrv_style_missing(enum fsrv_style style);
 
 /*
  * Why a test of FUSE_NOTIFY_RESEND cannot run on @srv's connection, or
@@ -117,6 +147,8 @@ double fsrv_now_ms(void);
 int fsrv_start_reader(struct fsrv *srv, int idx, int cpu);
 /* Wait until @n readers run their loop and have had time to block */
 int fsrv_wait_readers(struct fsrv *srv, int n, int timeout_ms);
+/* Wait until every reader thread sleeps (in read(), or where it waits) */
+int fsrv_wait_idle(struct fsrv *srv, int timeout_ms);
 void fsrv_start(struct fsrv *srv);
 void fsrv_destroy(struct fsrv *srv);
 uint64_t fsrv_ino(const char *name);
@@ -133,21 +165,11 @@ int fsrv_conn_write(struct fsrv *srv, const char *file, const char *val);
 /* Write @val to the file at @path (sysfs, procfs): 0 or -errno */
 int fsrv_write_file(const char *path, const char *val);
 int fsrv_wait_waiting(struct fsrv *srv, int n, int timeout_ms);
-/* fsrv_queued_on()'s id of the shared queue */
-#define FSRV_SHARED	(~0U)
-int fsrv_queued_on(struct fsrv *srv, unsigned int id);
-/*
- * Column @col (0: dev) of device @id's line in dev_queues: -1 without the
- * file or the line, 0 where the line has no such column
- */
-long fsrv_dq_field(struct fsrv *srv, unsigned int id, int col);
 /*
  * Reap child @pid within @ms; if it is stuck, print the connection's
- * queues and the child's kernel stack, and return -ETIMEDOUT
+ * waiting count and the child's kernel stack, and return -ETIMEDOUT
  */
 int fsrv_wait_child(struct fsrv *srv, pid_t pid, int ms, int *status);
-/* Requests and forgets waiting on the shared queue, or -1 */
-long fsrv_shared_queued(struct fsrv *srv);
 /* The fd index (into srv->fds) that read the LOOKUP of @name, or -1 */
 int fsrv_reader_of(struct fsrv *srv, const char *name);
 /* stat() of a name in a thread pinned to a CPU (-1: not pinned) */
