@@ -161,7 +161,7 @@ rm -rf "$rundir"
 mkdir -p "$rundir/mods"
 # initramfs.sh packs a module directory; this plan loads none
 cp "$mod" "$rundir/mods/series-m.ko" 2>/dev/null || touch "$rundir/mods/series-m.ko"
-printf '%s\n' "builtin" "run 600 fuse_bind_test" "run 600 fuse_paths_test" > "$rundir/plan"
+printf '%s\n' "builtin" "run 600 fuse_bind_test" "run 1200 fuse_readers_test" > "$rundir/plan"
 "$TOP/rig/initramfs.sh" "$rundir/initramfs.cpio.gz" "$rundir/plan" "$rundir/mods" "$B/tests"
 "$TOP/rig/guest.sh" "$ky/arch/x86/boot/bzImage" "$rundir/initramfs.cpio.gz" "$rundir" \
 	2node "${GUEST_TIMEOUT:-1500}"

@@ -58,8 +58,8 @@ plan=("module ours")
 case "$flavor" in
 libfuse) plan+=("run 600 fuse_libfuse_test.sh ours") ;;
 *)
-	[ "${#mods[@]}" = 2 ] || plan+=("run 900 fuse_bind_test" "run 900 fuse_paths_test" \
-					"run 900 fuse_wc_test" "run 900 fuse_fire_test")
+	[ "${#mods[@]}" = 2 ] || plan+=("run 900 fuse_bind_test" "run 1200 fuse_readers_test" \
+					"run 900 fuse_fire_test")
 	plan+=("run $((duration + 300)) fuse_stress_test -d $duration -r 5 -s ${SEED:-$RANDOM}")
 	# make check's churn is 10000 rounds; the debug soak runs 30000
 	[ "$flavor" = debug ] && plan+=("run 900 FUSE_MEM_ROUNDS=30000 fuse_mem_test" \
