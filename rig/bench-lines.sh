@@ -109,7 +109,7 @@ fi
 	for m in stock ours; do
 		echo "module $m"
 		echo "sh 60 grep -E '\\[fuse\\]' /proc/kallsyms"
-		for mode in unbound bound strict; do
+		for mode in unbound bound; do
 			[ $m = stock ] && [ $mode != unbound ] && continue
 			echo "sh 900 FUSE_BENCH_MARK=1 fuse_bench $mode getattr 1 $reqs"
 		done
@@ -131,7 +131,7 @@ lines_plan() {	# CPUS
 				for callers in 1 2; do
 					t=$((callers * cpus))
 					ops=$(((reqs + t - 1) / t))
-					for mode in unbound bound strict; do
+					for mode in unbound bound; do
 						[ $m = stock ] && [ $mode != unbound ] && continue
 						echo "sh 900 FUSE_BENCH_MARK=1 fuse_bench $mode $wl $t $ops"
 					done
@@ -168,7 +168,7 @@ for topo in ${mixed_topos[@]+"${mixed_topos[@]}"}; do
 	mkdir -p "$dir"
 	for m in stock ours; do
 		echo "module $m"
-		for mode in unbound strict bound; do
+		for mode in unbound bound; do
 			[ $m = stock ] && [ $mode != unbound ] && continue
 			echo "run 900 fuse_bench $mode mixed $((4 * smp)) ${LINES_MIXED_OPS:-300}"
 		done

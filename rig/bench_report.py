@@ -189,8 +189,7 @@ def icount_table(topo, rows, gate):
             ("stock", "unbound", "stock clone_fd"),
             ("ours", "single", "ours 1 fd"),
             ("ours", "unbound", "ours clone_fd"),
-            ("ours", "strict", "ours bound, strict"),
-            ("ours", "bound", "ours bound, work-conserving")]
+            ("ours", "bound", "ours bound")]
     out = [f"\n### {topo}: guest instructions per operation (QEMU "
            f"instruction clock, 2 vCPUs, one caller; medians of {n} runs)\n",
            "The median round trip of one caller in guest nanoseconds, which "
@@ -203,8 +202,8 @@ def icount_table(topo, rows, gate):
            "minus 1 fd) are the kernel's own path length. Cells whose "
            f"repeats spread more than ±{EXACT:.0f} % are marked *.\n",
            "| workload | threads | " + " | ".join(c[2] for c in cols) +
-           " | Δ 1 fd | Δ clone_fd | Δ strict | Δ work-conserving |",
-           "| --- " * (len(cols) + 6) + "|"]
+           " | Δ 1 fd | Δ clone_fd | Δ bound |",
+           "| --- " * (len(cols) + 5) + "|"]
     keys = sorted({(k[2], k[3]) for k in groups})
     for wl, t in keys:
         vals, cells = {}, []
@@ -220,7 +219,6 @@ def icount_table(topo, rows, gate):
         out.append(f"| {wl} | {t} | " + " | ".join(cells) + " | " +
                    " | ".join([delta(("ours", "single"), ("stock", "single")),
                                delta(("ours", "unbound"), su),
-                               delta(("ours", "strict"), su),
                                delta(("ours", "bound"), su)]) + " |")
     out.append("\nRequests per operation: " + "; ".join(
         f"{k} {v}" for k, v in WL_REQS.items()) + ".")
@@ -281,10 +279,9 @@ def mixed_table(topo, rows, gate):
            "| fuse.ko | clones | ops/s | fast p50 µs | fast p99 µs | "
            "fast p99.9 µs | slow p50 ms | own CPU % | moved | ± % of runs |",
            "| --- " * 10 + "|"]
-    names = {"unbound": "clone_fd, unbound", "strict": "bound, strict",
-             "bound": "bound, work-conserving"}
+    names = {"unbound": "clone_fd, unbound", "bound": "bound to CPUs"}
     for module, mode in [("stock", "unbound"), ("ours", "unbound"),
-                         ("ours", "strict"), ("ours", "bound")]:
+                         ("ours", "bound")]:
         v = groups.get((module, mode))
         if not v:
             continue
@@ -297,13 +294,11 @@ def mixed_table(topo, rows, gate):
                    f"{fmt(med(v, 'local_cpu'), '{:.1f}')} | "
                    f"{fmt(med(v, 'moved'))} | "
                    f"{fmt(spread(v, 'fast_p99'), '{:.0f}')} |")
-    wc = groups.get(("ours", "bound"), [])
-    if wc:
-        out.append("\nFast p99, strict over work-conserving: "
-                   f"{gate.ratio(groups.get(('ours', 'strict'), []), wc, 'fast_p99')}"
-                   "; stock clone_fd over work-conserving: "
-                   f"{gate.ratio(groups.get(('stock', 'unbound'), []), wc, 'fast_p99')}"
-                   " (above 1: work-conserving is faster).")
+    ob = groups.get(("ours", "bound"), [])
+    if ob:
+        out.append("\nFast p99, stock clone_fd over ours bound: "
+                   f"{gate.ratio(groups.get(('stock', 'unbound'), []), ob, 'fast_p99')}"
+                   " (above 1: ours bound is faster).")
     return out
 
 

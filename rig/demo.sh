@@ -1,12 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # make demo: build fuse.ko (stock and ours), boot a 4-CPU, 2-node guest,
-# and run the same workload through one clone per CPU four times: on stock
-# fuse.ko with unbound clones (what libfuse -o clone_fd gets today); on
-# ours with unbound clones, with the connection's wake_nearest on (the
-# default) and off; and on ours with each clone bound to its CPU.  Prints
-# three of them side by side, clone by clone, and each one's share of
-# requests served on the issuing CPU and node.
+# and run the same workload through one clone per CPU three times: on
+# stock fuse.ko with unbound clones (what libfuse -o clone_fd gets today);
+# on ours with unbound clones; and on ours with each clone bound to its
+# CPU.  Prints them side by side, clone by clone, and each one's share of
+# requests served on the issuing CPU and node; for ours also what the
+# tracepoint fuse:fuse_request_read counted (stock has none).
 # BASE=6.1: on Debian 12's own kernel binary, Debian's fuse.ko against ours
 # built for it (rig/debkernel.sh).
 . "$(dirname "$0")/lib.sh"
@@ -31,13 +31,13 @@ dir=${DEMO_DIR:-$B/runs/demo}
 mkdir -p "$dir"
 printf '%s\n' "module stock" "run 300 fuse_demo unbound data" \
 	"module ours" "run 300 fuse_demo unbound data" \
-	"run 300 fuse_demo oldest data" "run 300 fuse_demo bound data" > "$dir/plan"
+	"run 300 fuse_demo bound data" > "$dir/plan"
 "$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" "$mods" "$B/tests"
 log "demo on $what"
 "$TOP/rig/guest.sh" "$kernel" "$dir/initramfs.cpio.gz" "$dir" 2node 900
 grep -q '^### DONE' "$dir/results.log" || die "the guest did not finish: see $dir/console.log"
 
-# fuse_demo's "@" lines of the two runs, one table
+# fuse_demo's "@" lines of the three runs, one table
 python3 - "$dir/results.log" "$what" "$stock" <<'EOF'
 import re
 import sys
@@ -47,7 +47,7 @@ for line in open(sys.argv[1], errors="replace"):
     line = line.rstrip("\r\n")
     m = re.match(r"### RUN \S+ fuse_demo (\S+)", line)
     if m:
-        cur = {"clones": [], "dq": [], "mode": m.group(1)}
+        cur = {"clones": [], "hist": [], "mode": m.group(1)}
         continue
     m = re.match(r"### EXIT (\d+)", line)
     if m and cur is not None:
@@ -59,24 +59,22 @@ for line in open(sys.argv[1], errors="replace"):
     if cur is None or not line.startswith("@"):
         continue
     tag, _, rest = line.partition(" ")
-    if tag == "@dq":
-        cur["dq"].append(rest)
-        continue
     kv = dict(f.split("=", 1) for f in rest.split())
     if tag == "@run":
         cur.update(kv)
         runs.append(cur)
     elif tag == "@clone":
         cur["clones"].append({k: float(v) for k, v in kv.items()})
+    elif tag == "@hist":
+        cur["hist"].append({k: int(v) for k, v in kv.items()})
 
-# The plan's order: stock unbound, ours unbound, ours oldest, ours bound
-if [r["mode"] for r in runs] != ["unbound", "unbound", "oldest", "bound"]:
+# The plan's order: stock unbound, ours unbound, ours bound
+if [r["mode"] for r in runs] != ["unbound", "unbound", "bound"]:
     for e in bad:
         print("demo: " + e, file=sys.stderr)
     sys.exit("demo: not every fuse_demo run gave results (see results.log)")
-s, u, o, b = runs
-names = [sys.argv[3], "ours, unbound clones",
-         "ours, unbound, wake_nearest 0", "ours, clones bound to CPUs"]
+s, u, b = runs
+names = [sys.argv[3], "ours, unbound clones", "ours, clones bound to CPUs"]
 
 
 def pct(a, b, w):
@@ -92,6 +90,16 @@ def total(run):
             for k in ("served", "lookups", "own_cpu", "own_node")}
 
 
+def traced(run):
+    """What the tracepoint counted: every request, those read on the
+    issuing CPU, on its node, and from the reader's own device queue"""
+    h = run["hist"]
+    return (sum(e["hits"] for e in h),
+            sum(e["hits"] for e in h if e["cpu"] == e["read_cpu"]),
+            sum(e["hits"] for e in h if e["node"] == e["read_node"]),
+            sum(e["own"] for e in h))
+
+
 nodes = len({c["node"] for c in s["clones"] if c["idx"]})
 row = "%-11s  %-17s   %-17s   %-17s"
 
@@ -102,7 +110,7 @@ def line(*cols):
 
 print()
 print("On %s." % sys.argv[2])
-print("The same workload four times: one thread pinned to each of %s CPUs"
+print("The same workload three times: one thread pinned to each of %s CPUs"
       % s["cpus"])
 print("(%d %s) does %s stat() and %s read() on a FUSE mount; the daemon"
       % (nodes, "node" if nodes == 1 else "nodes", s["ops"], s["reads"]))
@@ -123,26 +131,35 @@ for cs, cu, cb in zip(s["clones"], u["clones"], b["clones"]):
 line("all", cells(total(s)), cells(total(u)), cells(total(b)))
 print()
 print("served: requests the clone read; own CPU: share of its LOOKUPs issued")
-print("on the CPU its reader runs on.  Unbound, a request waits on the shared")
-print("queue: stock wakes the reader that has waited longest, ours the idle")
-print("reader nearest the CPU that issued it (fusectl wake_nearest 0: as")
-print("stock).  Bound, the kernel queues it on the clone bound to that CPU")
-print("while that clone's reader is there for it.  No times: the guest's")
-print("vCPUs share this host's cores, so its wall clock says more about the")
-print("host than about either fuse.ko (make pathprof counts instructions).")
+print("on the CPU its reader runs on (from the daemon's own log).  Unbound,")
+print("ours is stock: a request waits on the connection's shared queue and")
+print("wakes the reader that has waited longest.  Bound, a request goes to")
+print("the clone bound to the CPU that issued it when that clone's reader is")
+print("asleep in read() for it, else to the shared queue, which every reader")
+print("reads.  No times: the guest's vCPUs share this host's cores, so its")
+print("wall clock says more about the host than about either fuse.ko (make")
+print("pathprof counts instructions).")
 print()
 print("LOOKUPs served on the CPU / node that issued them:")
 for name, r in zip(names, runs):
     t = total(r)
     print("  %-32s %s  %s" % (name, pct(t["own_cpu"], t["lookups"], 8),
                               pct(t["own_node"], t["lookups"], 8)))
-if b["dq"]:
-    print()
-    print("What the kernel counted (ours, bound; fusectl dev_queues):")
-    for l in b["dq"]:
-        print("  " + l)
+print()
+print("Every request, as the tracepoint fuse:fuse_request_read counted it")
+print("(\"-\" where fuse.ko has none): read on the issuing CPU, on its node,")
+print("and from the reader's own device queue rather than the shared one:")
+for name, r in zip(names, runs):
+    n, c, nd, own = traced(r)
+    print("  %-32s %s  %s  %s" % (name, pct(c, n, 8), pct(nd, n, 8),
+                                  pct(own, n, 8)))
 for e in bad:
     print("demo: " + e, file=sys.stderr)
+for r in runs[1:]:
+    if not r["hist"]:
+        print("demo: no fuse:fuse_request_read counts from ours (%s)" %
+              r["mode"], file=sys.stderr)
+        bad.append(r)
 for r in runs:
     if r.get("errors", "0") != "0":
         print("demo: the %s workload saw errors" % r["mode"], file=sys.stderr)

@@ -8,7 +8,7 @@ DIR holds counts.N (one per stretch of the run: counts.0 is the boot,
 counts.1 stock's workload, counts.2 the module switch, then ours' workloads)
 and results.log, where the guest printed /proc/kallsyms' fuse lines after
 each module load.  NAME labels the workload stretches in order
-(stock:unbound ours:strict ...).  Prints a Markdown table of the functions
+(stock:unbound ours:bound ...).  Prints a Markdown table of the functions
 whose count differs from stock's, per operation, and the totals.
 """
 import bisect

@@ -9,7 +9,7 @@
 # kernel and fuse.ko symbols and prints instructions per operation by
 # function and the difference to stock.
 # Environment: PATHPROF_WORKLOAD (getattr), PATHPROF_OPS (20000),
-# PATHPROF_MODES ("unbound strict bound"), PATHPROF_OUT (build/pathprof),
+# PATHPROF_MODES ("unbound bound"), PATHPROF_OUT (build/pathprof),
 # PATHPROF_OURS (another build of our fuse.ko for the benchmark kernel, to
 # profile a variant against stock).
 . "$(dirname "$0")/lib.sh"
@@ -18,7 +18,7 @@ bench_build
 "$TOP/rig/selftests.sh"
 wl=${PATHPROF_WORKLOAD:-getattr}
 ops=${PATHPROF_OPS:-20000}
-modes=${PATHPROF_MODES:-unbound strict bound}
+modes=${PATHPROF_MODES:-unbound bound}
 out=${PATHPROF_OUT:-$B/pathprof}
 rm -rf "$out"
 mkdir -p "$out"

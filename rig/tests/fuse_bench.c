@@ -7,7 +7,6 @@
  *               unbound  one clone per CPU, its reader pinned to the CPU
  *                        (what libfuse -o clone_fd does today)
  *               bound    the same, each clone bound to its CPU
- *               strict   the same, bound with FUSE_DEV_BIND_STRICT
  *     WORKLOAD: getattr  fstat() of an open file (GETATTR, attr timeout 0)
  *               read     4 KiB pread() of a direct-io file (READ)
  *               open     open() + close() (OPEN, FLUSH, RELEASE)
@@ -263,12 +262,17 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "pipe"))
 		return pipe_bench(argv[2], atol(argv[3]));
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s single|unbound|bound|strict getattr|read|open|create|mixed THREADS OPS\n"
+		fprintf(stderr, "usage: %s single|unbound|bound getattr|read|open|create|mixed THREADS OPS\n"
 			"       %s pipe same|cross OPS\n", argv[0], argv[0]);
 		return 2;
 	}
 	mode = argv[1];
 	workload = argv[2];
+	if (strcmp(mode, "single") && strcmp(mode, "unbound") &&
+	    strcmp(mode, "bound")) {
+		fprintf(stderr, "%s: no mode %s\n", argv[0], mode);
+		return 2;
+	}
 	nthreads = atoi(argv[3]);
 	ops = atol(argv[4]);
 	if (ncpu > FSRV_MAX_FDS - 1)
@@ -290,10 +294,8 @@ int main(int argc, char **argv)
 		if (!strcmp(mode, "single"))
 			break;
 		i = fsrv_clone(&srv);
-		if (i < 0 || (strcmp(mode, "unbound") &&
-			      fsrv_bind(&srv, i, FUSE_DEV_BIND_CPU |
-					(strcmp(mode, "strict") ? 0 :
-					 FUSE_DEV_BIND_STRICT), cpu, -1))) {
+		if (i < 0 || (!strcmp(mode, "bound") &&
+			      fsrv_bind(&srv, i, FUSE_DEV_BIND_CPU, cpu, -1))) {
 			fprintf(stderr, "clone/bind for CPU %d failed\n", cpu);
 			return 1;
 		}

@@ -6,16 +6,17 @@
  *
  *   fuse_demo bound     clones bound to their CPU (FUSE_DEV_IOC_BIND)
  *   fuse_demo unbound   clones not bound: what libfuse -o clone_fd gets
- *   fuse_demo oldest    clones not bound, and the connection's fusectl
- *                       wake_nearest 0: a wakeup takes the reader that
- *                       has waited longest, as without device queues
  *   fuse_demo MODE data the same, printed as "@" lines for a script
  *                       (rig/demo.sh sets the runs side by side)
  *
  * Each reader thread is pinned to its clone's CPU in both modes, so the
  * "own CPU" column is the share of requests served on the CPU that issued
  * them.  Locality is measured on LOOKUPs, whose names say where they came
- * from.
+ * from, in the server's own log, which every fuse.ko gives.  Where the
+ * kernel has the tracepoint fuse:fuse_request_read (ours), a hist trigger
+ * on it also counts every request of the connection by issuing and reading
+ * CPU, and how many were read from the reader's own device queue rather
+ * than the shared one: what the log cannot tell.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -24,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +33,12 @@
 #include "fuse_srv.h"
 
 #define OPS_PER_CPU 500
+#define TRACEFS "/sys/kernel/tracing"
+#define EVENT "/events/fuse/fuse_request_read"
+#define HIST "hist:keys=connection,cpu,read_cpu:vals=hitcount,own"
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
 
 struct worker {
 	const char *mnt;
@@ -66,16 +74,86 @@ static void *work(void *p)
 }
 
 /*
- * One "@run" line, one "@clone" line per clone (idx 0 is the mount fd) and
- * the connection's dev_queues file as "@dq" lines.
+ * The tracefs directory with our tracepoint, mounting tracefs at its usual
+ * place if nothing is there yet; NULL where there is no such tracepoint
+ * (stock fuse.ko) or no tracefs.
  */
-static void print_data(struct fsrv *srv, int ncpu, const char *mode,
-		       double secs, int err, const long *served,
-		       const long *lookups,
-		       const long *own_cpu, const long *own_node, char *stats,
-		       size_t len)
+static const char *trace_dir(void)
 {
-	char *line, *save = NULL;
+	static const char *const dirs[] = { TRACEFS, "/sys/kernel/debug/tracing" };
+	unsigned int i;
+
+	if (access(TRACEFS "/events", F_OK))
+		mount("nodev", TRACEFS, "tracefs", 0, NULL);
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
+		char path[160];
+
+		snprintf(path, sizeof(path), "%s" EVENT "/trigger", dirs[i]);
+		if (!access(path, W_OK))
+			return dirs[i];
+	}
+	return NULL;
+}
+
+/*
+ * Attach the hist trigger: requests counted by connection, issuing CPU
+ * and reading CPU, with how many of them came from the reader's own
+ * device queue.  A trigger left by an earlier run is removed first.
+ */
+static int trace_start(const char *dir)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s" EVENT "/trigger", dir);
+	fsrv_write_file(path, "!" HIST);
+	return fsrv_write_file(path, HIST);
+}
+
+static void trace_stop(const char *dir)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s" EVENT "/trigger", dir);
+	fsrv_write_file(path, "!" HIST);
+}
+
+struct hist_ent {
+	int cpu, read_cpu;
+	unsigned long hits, own;
+};
+
+/*
+ * The hist file's entries of connection @conn, at most @max: their number,
+ * or -errno.  Each entry reads
+ *   { connection: C, cpu: N, read_cpu: M } hitcount: K  own: O
+ * (kernel/trace/trace_events_hist.c pads the numbers with spaces).
+ */
+static int read_hist(const char *dir, unsigned int conn, struct hist_ent *e,
+		     int max)
+{
+	char path[160], line[256];
+	unsigned int c;
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s" EVENT "/hist", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (n < max && fgets(line, sizeof(line), f))
+		if (sscanf(line, "{ connection: %u, cpu: %d, read_cpu: %d } hitcount: %lu own: %lu",
+			   &c, &e[n].cpu, &e[n].read_cpu, &e[n].hits,
+			   &e[n].own) == 5 && c == conn)
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* One "@run" line, and one "@clone" line per clone (idx 0 is the mount fd) */
+static void print_data(int ncpu, const char *mode, double secs, int err,
+		       const long *served, const long *lookups,
+		       const long *own_cpu, const long *own_node)
+{
 	int i;
 
 	printf("@run mode=%s cpus=%d ops=%d reads=%d secs=%.2f errors=%d\n",
@@ -84,11 +162,6 @@ static void print_data(struct fsrv *srv, int ncpu, const char *mode,
 		printf("@clone idx=%d cpu=%d node=%d served=%ld lookups=%ld own_cpu=%ld own_node=%ld\n",
 		       i, i ? i - 1 : -1, i ? cpu_node(i - 1) : -1, served[i],
 		       lookups[i], own_cpu[i], own_node[i]);
-	if (fsrv_conn_file(srv, "dev_queues", stats, len) <= 0)
-		return;
-	for (line = strtok_r(stats, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save))
-		printf("@dq %s\n", line);
 }
 
 int main(int argc, char **argv)
@@ -96,30 +169,26 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "unbound";
 	bool bound = !strcmp(mode, "bound");
 	bool data = argc > 2 && !strcmp(argv[2], "data");
-	int ncpu = nr_cpus_online(), cpu, i, err = 0;
+	int ncpu = nr_cpus_online(), cpu, i, err = 0, nh = -1;
 	struct worker w[FSRV_MAX_FDS];
 	long served[FSRV_MAX_FDS] = {}, lookups[FSRV_MAX_FDS] = {};
 	long own_cpu[FSRV_MAX_FDS] = {}, own_node[FSRV_MAX_FDS] = {};
 	long tot = 0, tot_own = 0, tot_node = 0;
+	unsigned long hits = 0, h_cpu = 0, h_node = 0, h_own = 0;
+	static struct hist_ent hist[FSRV_MAX_FDS * FSRV_MAX_FDS];
 	struct timespec t0, t1;
 	static struct fsrv srv;
-	static char stats[8192];
+	const char *tdir;
 	double secs;
 
 	if (ncpu > FSRV_MAX_FDS - 1)
 		ncpu = FSRV_MAX_FDS - 1;
-	if (strcmp(mode, "bound") && strcmp(mode, "unbound") &&
-	    strcmp(mode, "oldest")) {
-		fprintf(stderr, "usage: fuse_demo bound|unbound|oldest [data]\n");
+	if (strcmp(mode, "bound") && strcmp(mode, "unbound")) {
+		fprintf(stderr, "usage: fuse_demo bound|unbound [data]\n");
 		return 2;
 	}
 	if (fsrv_mount(&srv, "/tmp/demo")) {
 		perror("mount");
-		return 1;
-	}
-	if (!strcmp(mode, "oldest") &&
-	    fsrv_conn_write(&srv, "wake_nearest", "0")) {
-		fprintf(stderr, "no fusectl wake_nearest to turn off\n");
 		return 1;
 	}
 	/* fds[0] is the mount fd; fds[1 + cpu] serves CPU cpu */
@@ -131,6 +200,17 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		fsrv_start_reader(&srv, i, cpu);
+	}
+	/*
+	 * A request goes to its CPU's clone only while that clone's reader
+	 * sleeps in read(): let every reader get there before the workload
+	 */
+	if (fsrv_wait_readers(&srv, ncpu, 10000))
+		fprintf(stderr, "not every reader is waiting yet\n");
+	tdir = trace_dir();
+	if (tdir && trace_start(tdir)) {
+		fprintf(stderr, "cannot attach a hist trigger to fuse:fuse_request_read\n");
+		tdir = NULL;
 	}
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -146,6 +226,18 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (tdir) {
+		nh = read_hist(tdir, srv.conn, hist, ARRAY_SIZE(hist));
+		trace_stop(tdir);
+	}
+	for (i = 0; i < nh; i++) {
+		hits += hist[i].hits;
+		h_own += hist[i].own;
+		if (hist[i].cpu == hist[i].read_cpu)
+			h_cpu += hist[i].hits;
+		if (cpu_node(hist[i].cpu) == cpu_node(hist[i].read_cpu))
+			h_node += hist[i].hits;
+	}
 
 	pthread_mutex_lock(&srv.lock);
 	for (size_t k = 0; k < srv.nlog; k++) {
@@ -163,8 +255,13 @@ int main(int argc, char **argv)
 	pthread_mutex_unlock(&srv.lock);
 
 	if (data) {
-		print_data(&srv, ncpu, mode, secs, err, served, lookups,
-			   own_cpu, own_node, stats, sizeof(stats));
+		print_data(ncpu, mode, secs, err, served, lookups, own_cpu,
+			   own_node);
+		for (i = 0; i < nh; i++)
+			printf("@hist cpu=%d node=%d read_cpu=%d read_node=%d hits=%lu own=%lu\n",
+			       hist[i].cpu, cpu_node(hist[i].cpu),
+			       hist[i].read_cpu, cpu_node(hist[i].read_cpu),
+			       hist[i].hits, hist[i].own);
 		goto out;
 	}
 	printf("\nfuse_demo: %d CPUs, %s clones, %d stat() + %d read() per CPU, %.2f s%s\n",
@@ -190,9 +287,11 @@ int main(int argc, char **argv)
 	printf("%-6s %-8s %-5s %-10s %-9s %7.1f%%  %7.1f%%\n", "all", "", "", "",
 	       "", tot ? 100.0 * tot_own / tot : 0.0,
 	       tot ? 100.0 * tot_node / tot : 0.0);
-	if (fsrv_conn_file(&srv, "dev_queues", stats, sizeof(stats)) > 0)
-		printf("\n/sys/fs/fuse/connections/%u/dev_queues:\n%s",
-		       srv.conn, stats);
+	if (hits)
+		printf("\nfuse:fuse_request_read, all %lu requests: read on the issuing\n"
+		       "CPU %.1f%%, on its node %.1f%%, from the reader's own device queue %.1f%%\n",
+		       hits, 100.0 * h_cpu / hits, 100.0 * h_node / hits,
+		       100.0 * h_own / hits);
 out:
 	fsrv_destroy(&srv);
 	return err ? 1 : 0;

@@ -26,9 +26,12 @@
 #   an empty argument takes the default
 # Prints one line per fio run:
 #   @fio MODE WORKLOAD JOBS DEPTH MiB/s IOPS p99-us own-CPU-% IPIs/op
-# (own-CPU-%: requests served on the CPU that issued them, from
-# dev_queues; "-" where nothing is bound.)  Every step runs under a
-# timeout; exit status 1 if a daemon or a fio run failed.
+# (own-CPU-%: the share of the connection's requests read on the CPU that
+# issued them, counted by a hist trigger on the tracepoint
+# fuse:fuse_request_read, which ours has and stock does not: "-" on stock.
+# The trigger is attached in the ours modes alone, so their figures carry
+# its cost.)  Every step runs under a timeout; exit status 1 if a daemon
+# or a fio run failed.
 
 T=$(cd "$(dirname "$0")" && pwd)
 PATH=$PATH:/usr/bin:/usr/sbin
@@ -46,7 +49,9 @@ OUT=/tmp/fiob.out
 FILESIZE=16m
 NMETA=200	# files per job in the metadata run
 DPID=
-DQ=
+CONN=
+EV=
+HIST='hist:keys=connection,cpu,read_cpu:vals=hitcount,own'
 LF_OURS= LF_STOCK= FIO=
 [ -f $T/libfuse.conf ] && . $T/libfuse.conf
 [ -x "$FIO" ] || FIO=$(command -v fio)
@@ -56,17 +61,42 @@ say() { echo "# $*"; }
 
 mounted() { grep -q " $MNT " /proc/mounts; }
 
-conn_dir() {
+# The mount's connection number (its fusectl directory's name, and the
+# tracepoint's "connection"), from its st_dev
+conn_id() {
 	dev=$(timeout -s KILL 10 stat -c %d "$MNT") || return 1
 	maj=$(((dev >> 8) & 0xfff))
 	min=$(((dev & 0xff) | ((dev >> 12) & 0xfff00)))
-	echo /sys/fs/fuse/connections/$(((maj << 20) | min))
+	echo $(((maj << 20) | min))
 }
 
-# dispatched and local_cpu over bound devices
+# Attach the hist trigger to fuse:fuse_request_read, mounting tracefs if
+# nothing is there yet; $EV stays empty where there is no such tracepoint
+trace_on() {
+	t=/sys/kernel/tracing
+	[ -d $t/events ] || mount -t tracefs nodev $t 2>/dev/null
+	EV=$t/events/fuse/fuse_request_read
+	if [ ! -d $EV ]; then
+		EV=
+		return
+	fi
+	# a trigger left by an earlier run would refuse the same one again
+	echo "!$HIST" > $EV/trigger 2>/dev/null
+	echo "$HIST" > $EV/trigger || EV=
+}
+
+trace_off() {
+	[ -n "$EV" ] && echo "!$HIST" > $EV/trigger 2>/dev/null
+	EV=
+}
+
+# The connection's requests so far, and those read on their issuing CPU.
+# A hist entry: "{ connection: C, cpu: N, read_cpu: M } hitcount: K  own: O"
 cq_sum() {
-	if [ -n "$DQ" ] && [ -f "$DQ" ]; then
-		awk 'NR > 2 && $2 != "none" { d += $6; l += $7 } END { print d + 0, l + 0 }' "$DQ"
+	if [ -n "$EV" ] && [ -n "$CONN" ]; then
+		awk -v c="$CONN" '{ gsub(/[{},]/, " ") }
+			$1 == "connection:" && $2 == c { d += $8; if ($4 == $6) l += $8 }
+			END { print d + 0, l + 0 }' $EV/hist
 	else
 		echo "0 0"
 	fi
@@ -92,8 +122,7 @@ start() {	# CMD...
 		say "$MODE: the daemon did not mount"
 		exit 1
 	fi
-	DQ=$(conn_dir)/dev_queues
-	[ -f "$DQ" ] && sed 's/^/# /' "$DQ"
+	CONN=$(conn_id)
 }
 
 stop() {
@@ -109,7 +138,7 @@ stop() {
 	grep -v 'Ignoring invalid max threads' $LOG | sed 's/^/# /'
 	DPID=
 }
-trap stop EXIT
+trap 'stop; trace_off' EXIT
 
 # fio_run WORKLOAD JOBS DEPTH FIO-ARGS...: one run, one @fio line
 fio_run() {
@@ -184,6 +213,11 @@ nofuse|ll-stock|ll-ours|hp-stock|hp-ours) ;;
 esac
 mkdir -p $SRC
 [ -n "$FIO" ] || { say "no fio in the guest"; exit 1; }
+case "$MODE" in
+*-ours)
+	trace_on
+	[ -n "$EV" ] || say "no fuse:fuse_request_read to count with: own-CPU-% is -" ;;
+esac
 say "$MODE: $NCPU CPUs, fio $($FIO --version), runtime $RT s, jobs $(echo $JOBS), depths $DEPTHS"
 
 # Random reads, the daemon as it comes.  Lay the files out once, for the

@@ -9,7 +9,7 @@
 #
 #   ll      Debian's example passthrough_ll (low-level API) with
 #           -o clone_bind=cpu: one bound clone per CPU, readers pinned
-#           there, every request served on the CPU that issued it
+#           there, most requests served on the CPU that issued them
 #   taskset the same under "taskset -c 1,2": clones on CPUs 1 and 2 only
 #   idle    the same with max_idle_threads=1 under bursts of 8 writers:
 #           extra readers come and go, the clones stay the same
@@ -33,6 +33,14 @@
 # On stock fuse.ko (no FUSE_DEV_IOC_BIND) the same daemons with the same
 # options must say once that they run as clone_fd, bind and pin nothing,
 # and pass the same data checks.
+#
+# Nothing in the kernel lists a connection's devices or their bindings;
+# on ours the tracepoint fuse:fuse_request_read does say, for every
+# request, the CPU that issued it, the CPU of the reader, and whether it
+# came from the reader's device's own queue (a bound device whose reader
+# was waiting for it) or from the shared one.  A hist trigger on it,
+# keyed by connection, issuing and reading CPU, is what the checks of
+# where requests went read; tracefs is mounted if it is not.
 #
 # With "deb", in the Debian userland guest (rig/debroot.sh: our fuse3 and
 # libfuse3-3 packages installed by apt), it runs instead:
@@ -64,8 +72,13 @@ NTESTS=43
 n=0
 nfail=0
 DPID=
-DQ=
+CONN=
 up=0
+# The tracepoint's tracefs directory once the hist trigger is on it (ours)
+EV=
+HIST='hist:keys=connection,cpu,read_cpu:vals=hitcount,own'
+NODEMAP=/tmp/libfuse-nodes
+PROBES=0
 LF_OURS=
 [ -f $T/libfuse.conf ] && . $T/libfuse.conf
 LL=$LF_OURS/example/passthrough_ll
@@ -177,21 +190,152 @@ readers() {
 	done
 }
 
-# The connection's fusectl directory, from the mount's st_dev
-conn_dir() {
+# The /dev/fuse fds of the daemon, by number
+fuse_fd_list() {
+	for f in /proc/$DPID/fd/*; do
+		[ "$(readlink $f 2>/dev/null)" = /dev/fuse ] && echo ${f##*/}
+	done | sort -n | tr '\n' ' '
+}
+
+# The mount's connection number (its fusectl directory's name, and the
+# tracepoint's "connection"), from its st_dev
+conn_id() {
 	dev=$(timeout -s KILL 10 stat -c %d "$MNT") || return 1
 	maj=$(((dev >> 8) & 0xfff))
 	min=$(((dev & 0xff) | ((dev >> 12) & 0xfff00)))
-	echo /sys/fs/fuse/connections/$(((maj << 20) | min))
+	echo $(((maj << 20) | min))
 }
 
-# dev bind cpu node queued read local_cpu local_node remote, sans header
-# and shared line ($DQ: set once mounted)
-dq_devices() { awk 'NR > 2' "$DQ"; }
+# "CPU NODE" for every CPU, while all are online and sysfs shows the nodes
+node_map() {
+	for f in /sys/devices/system/node/node*/cpulist; do
+		[ -f "$f" ] || continue
+		nd=${f%/cpulist}
+		nd=${nd##*node}
+		for c in $(expand "$(cat $f)"); do
+			echo "$c $nd"
+		done
+	done > $NODEMAP
+	[ -s $NODEMAP ] ||
+		for c in $(expand "$(cat /sys/devices/system/cpu/possible)"); do
+			echo "$c 0"
+		done > $NODEMAP
+}
 
-# Routing-table rebuilds of the connection, from the shared line
-dq_rebuilds() {
-	awk '$1 == "shared" { for (i = 2; i < NF; i++) if ($i == "rebuilds") print $(i + 1) }' "$DQ"
+# Attach the hist trigger to fuse:fuse_request_read, mounting tracefs if
+# nothing is there yet; $EV stays empty where there is no such tracepoint
+trace_on() {
+	t=/sys/kernel/tracing
+	[ -d $t/events ] || mount -t tracefs nodev $t 2>/dev/null
+	EV=$t/events/fuse/fuse_request_read
+	if [ ! -d $EV ]; then
+		echo "# no tracepoint fuse:fuse_request_read in $t"
+		EV=
+		return
+	fi
+	# a trigger left by an earlier run would refuse the same one again
+	echo "!$HIST" > $EV/trigger 2>/dev/null
+	if ! echo "$HIST" > $EV/trigger; then
+		echo "# cannot attach '$HIST' to $EV"
+		EV=
+	fi
+}
+
+trace_off() {
+	[ -n "$EV" ] && echo "!$HIST" > $EV/trigger 2>/dev/null
+	EV=
+}
+
+# hist_snap FILE: the mount's connection's hist entries so far, as "CPU
+# READ_CPU HITS OWN".  An entry of the hist file reads
+#   { connection: C, cpu: N, read_cpu: M } hitcount: K  own: O
+hist_snap() {
+	: > "$1"
+	[ -n "$EV" ] && [ -n "$CONN" ] || return 1
+	awk -v c="$CONN" '{ gsub(/[{},]/, " ") }
+		$1 == "connection:" && $2 == c { print $4, $6, $8, $10 }' \
+		$EV/hist > "$1"
+}
+
+# hist_delta BEFORE AFTER: what the entries gained between two snapshots
+# (BEFORE may be empty: FILENAME, not NR == FNR, tells the files apart)
+hist_delta() {
+	awk 'FILENAME == ARGV[1] { h[$1 " " $2] = $3; o[$1 " " $2] = $4; next }
+	     { d = $3 - h[$1 " " $2]; e = $4 - o[$1 " " $2]
+	       if (d || e) print $1, $2, d, e }' "$1" "$2"
+}
+
+# hist_sum DELTA: requests, those read on their issuing CPU, those read
+# elsewhere on its node, and those read from the reader's own device queue
+hist_sum() {
+	awk 'NR == FNR { node[$1] = $2; next }
+	     { D += $3; O += $4
+	       if ($1 == $2)
+		       L += $3
+	       else if (($1 in node) && ($2 in node) && node[$1] == node[$2])
+		       N += $3 }
+	     END { print D + 0, L + 0, N + 0, O + 0 }' $NODEMAP "$1"
+}
+
+# probe: from each CPU the daemon may run on, LOOKUPs of four names that do
+# not exist, each by a process pinned there; what the hist entries gained
+# meanwhile in $W.probe
+probe() {
+	PROBES=$((PROBES + 1))
+	hist_snap $W.p0
+	for c in $(daemon_cpus); do
+		for i in 1 2 3 4; do
+			timeout -s KILL 10 taskset -c $c \
+				stat $MNT/.probe-$PROBES-$c-$i > /dev/null 2>&1
+		done
+	done
+	hist_snap $W.p1
+	hist_delta $W.p0 $W.p1 > $W.probe
+}
+
+# own_at cpu|node PLACE: requests of the last probe issued at PLACE and
+# read there from the reader's own device queue
+own_at() {
+	awk -v k=$1 -v p=$2 'NR == FNR { node[$1] = $2; next }
+	     k == "cpu" && $1 == p && $2 == p { o += $4 }
+	     k == "node" && ($1 in node) && ($2 in node) &&
+		node[$1] == p && node[$2] == p { o += $4 }
+	     END { print o + 0 }' $NODEMAP $W.probe
+}
+
+# check_bound cpu|node "PLACES": on ours, a LOOKUP issued at each place is
+# read there from a device's own queue, which only a device bound there
+# whose reader waits in read() gets.  Sets $why.
+check_bound() {
+	if [ -z "$EV" ]; then
+		why="no tracepoint fuse:fuse_request_read to see where requests go"
+		return
+	fi
+	probe
+	echo "# probe, per issuing CPU and reading CPU: requests, from the own queue"
+	sed 's/^/#   /' $W.probe
+	for p in $2; do
+		if [ "$(own_at $1 $p)" = 0 ]; then
+			why="no LOOKUP issued on $1 $p was read there from a bound device's own queue"
+			return
+		fi
+	done
+}
+
+# check_unbound: on ours, no LOOKUP of a probe from every CPU is read from
+# a device's own queue: nothing is bound.  Sets $why.
+check_unbound() {
+	if [ -z "$EV" ]; then
+		why="no tracepoint fuse:fuse_request_read to see where requests go"
+		return
+	fi
+	probe
+	set -- $(hist_sum $W.probe)
+	if [ "$1" = 0 ]; then
+		why="the tracepoint saw none of the probe's LOOKUPs"
+	elif [ "$4" != 0 ]; then
+		why="$4 of $1 LOOKUPs were read from a device's own queue: something is bound"
+	fi
 }
 
 # launch CMD...: start a daemon in the foreground on $SRC and $MNT, wait
@@ -219,7 +363,7 @@ launch() {
 		why="a probe file did not pass through"
 		return 1
 	fi
-	DQ=$(conn_dir)/dev_queues
+	CONN=$(conn_id)
 	up=1
 }
 
@@ -253,15 +397,16 @@ writers() {
 
 show_state() {
 	echo "daemon pid $DPID, may run on CPUs $(daemon_cpus | tr '\n' ' ')"
-	echo "/dev/fuse fds in the daemon: $(fuse_fds); threads: $(ls /proc/$DPID/task 2>/dev/null | wc -l)"
+	echo "/dev/fuse fds in the daemon: $(fuse_fd_list); threads: $(ls /proc/$DPID/task 2>/dev/null | wc -l)"
 	readers | sort | uniq -c
-	[ $KIND = ours ] && [ -f "$DQ" ] && cat "$DQ"
 }
 
-# check_clones NAME cpu|node: on ours, the mount fd unbound and one clone
-# bound per CPU (node) the daemon may use, no other device, and every
-# reader named for its place and pinned there.  On stock: the fallback was
-# logged once, nothing is pinned, and the daemon serves through clones.
+# check_clones NAME cpu|node: on ours, the daemon has the mount fd and one
+# clone per CPU (node) it may use, and no other /dev/fuse fd; every reader
+# is named for its place and pinned there; and LOOKUPs issued at each
+# place are read there from a bound device's own queue.  On stock: the
+# fallback was logged once, nothing is pinned, and the daemon serves
+# through clones.
 check_clones() {
 	why=
 	if [ $up = 0 ]; then
@@ -284,27 +429,18 @@ check_clones() {
 		return
 	fi
 	[ "$nfb" = 0 ] || why="the daemon fell back to clone_fd on ours"
-	dq=$(dq_devices)
 	if [ "$2" = cpu ]; then
 		want=$(daemon_cpus | tr '\n' ' ')
-		col=3
 	else
 		want=$(daemon_nodes | tr '\n' ' ')
-		col=4
 	fi
-	dev0=$(echo "$dq" | awk '$1 == 0 { print $2 }')
-	nclones=$(echo "$dq" | awk '$1 != 0' | wc -l)
-	got=$(echo "$dq" | awk -v b="$2" -v c=$col '$1 != 0 && $2 == b { print $c }' |
-		sort -n | tr '\n' ' ')
 	nwant=$(echo $want | wc -w)
-	if [ -z "$why" ] && [ "$dev0" != none ]; then
-		why="the mount fd is bound ($dev0)"
-	elif [ -z "$why" ] && [ "$nclones" != "$nwant" ]; then
-		why="$nclones clones, expected $nwant (one per $2: $want)"
-	elif [ -z "$why" ] && [ "$got" != "$want" ]; then
-		why="clones bound to $2s '$got', expected '$want'"
+	nfds=$(fuse_fds)
+	if [ -z "$why" ] && [ "$nfds" != $((nwant + 1)) ]; then
+		why="$nfds /dev/fuse fds, expected $((nwant + 1)): the mount fd and a clone per $2 ($want)"
 	fi
 	[ -z "$why" ] && check_readers "$2" "$want"
+	[ -z "$why" ] && check_bound "$2" "$want"
 	verdict "$1"
 }
 
@@ -335,31 +471,21 @@ check_readers() {
 	[ -n "$extra" ] && why="readers named for $1s without a clone: $extra"
 }
 
-snapshot() { dq_devices | awk '{ print $1, $2, $3, $4, $6, $7, $8, $9, $10 + $11 }'; }
-
-# Requests read by bound devices, from their own CPU, from their node,
-# remote, and taken over from a busy device, between two snapshots
-dq_delta() {
-	awk 'NR == FNR { d[$1] = $5; l[$1] = $6; m[$1] = $7; r[$1] = $8; t[$1] = $9; next }
-	     $2 != "none" { D += $5 - d[$1]; L += $6 - l[$1];
-			    N += $7 - m[$1]; R += $8 - r[$1]; T += $9 - t[$1] }
-	     END { print D + 0, L + 0, N + 0, R + 0, T + 0 }' "$1" "$2"
-}
-
-# Routing is work-conserving: a request whose clone is busy may be read by
-# an idle reader elsewhere (same node first).  So the checks ask for most
-# requests where they were issued, not all: MOST % on their own CPU with
-# a clone on every CPU, NODE_MOST % on their own node with one on every
-# node.
+# A request goes to the clone bound to its CPU (node) only if that clone's
+# reader is asleep in read() for it right then; else to the shared queue,
+# which every reader reads.  So the checks ask for most requests where
+# they were issued, not all: MOST % on their own CPU with a clone on every
+# CPU, NODE_MOST % on their own node with one on every node.
 MOST=75
 NODE_MOST=90
 
 # check_io NAME SEED WRITES cpu|node|none: data-checking writers, and on
-# ours where the requests they made were served: with a clone on every
-# CPU (cpu) most on their own CPU, with a clone on every node (node) most
-# on their own node; none: nothing is bound, only the data counts
+# ours where the requests they made were read (fuse:fuse_request_read):
+# with a clone on every CPU (cpu) most on their own CPU, with a clone on
+# every node (node) most on their own node; none: nothing is bound, only
+# the data counts
 check_io() {
-	[ $KIND = ours ] && [ $up = 1 ] && snapshot > $W.snap1
+	[ $KIND = ours ] && [ $up = 1 ] && hist_snap $W.snap1
 	if ! writers "$1" "$2" "$3"; then
 		verdict "$1"
 		return
@@ -368,16 +494,22 @@ check_io() {
 		verdict "$1"
 		return
 	fi
-	snapshot > $W.snap2
-	set -- "$1" "$4" $(dq_delta $W.snap1 $W.snap2)
-	D=$3 L=$4 N=$5 R=$6 TK=$7
-	echo "# $D requests, $L from the clone's own CPU ($((D ? L * 100 / D : 0)) %), $N from its node, $R remote; $TK taken over from a busy clone"
+	if [ -z "$EV" ]; then
+		why="no tracepoint fuse:fuse_request_read to see where requests went"
+		verdict "$1"
+		return
+	fi
+	hist_snap $W.snap2
+	hist_delta $W.snap1 $W.snap2 > $W.delta
+	set -- "$1" "$4" $(hist_sum $W.delta)
+	D=$3 L=$4 N=$5 O=$6
+	echo "# $D requests: $L read on their issuing CPU ($((D ? L * 100 / D : 0)) %), $N elsewhere on its node, $((D - L - N)) remote; $O from the reader's own clone queue"
 	if [ "$D" -le 0 ]; then
-		why="no request reached a bound clone"
+		why="the tracepoint saw no request"
 	elif [ "$2" = cpu ] && [ $((L * 100)) -lt $((D * MOST)) ]; then
-		why="a clone on every CPU, yet only $L of $D requests were served on their own CPU"
+		why="a clone on every CPU, yet only $L of $D requests were read on their own CPU"
 	elif [ $(((L + N) * 100)) -lt $((D * NODE_MOST)) ]; then
-		why="a clone on every node, yet only $((L + N)) of $D requests were served on their own node"
+		why="a clone on every node, yet only $((L + N)) of $D requests were read on their own node"
 	fi
 	verdict "$1"
 }
@@ -485,20 +617,18 @@ run_dbench() {	# NAME
 
 # idle_bursts NAME: with max_idle_threads=1, three bursts of two writer
 # processes (8 threads on 4 CPUs); during and after each, on ours, the
-# connection has the same devices as before (dev_queues numbers devices
-# in the order they were attached: a clone closed and made anew would show
-# as a new number) and no routing-table rebuild, the daemon the same number
-# of /dev/fuse fds, and every reader, extra ones included, runs where its
-# clone is bound
+# daemon has the same /dev/fuse fds as before, by number (a clone closed
+# and made anew while we look would show as one fd fewer or a new
+# number), and every reader, extra ones included, runs where its clone is
+# bound; after the bursts, LOOKUPs from every CPU are still read there from
+# a bound clone's own queue
 idle_bursts() {
 	why=
 	if [ $up = 0 ]; then
 		result fail "$1" "not mounted"
 		return
 	fi
-	devs0=$(dq_devices 2>/dev/null | awk '{ print $1 ":" $2 ":" $3 }' | tr '\n' ' ')
-	rb0=$(dq_rebuilds 2>/dev/null)
-	fds0=$(fuse_fds)
+	fds0=$(fuse_fd_list)
 	want=$(daemon_cpus | tr '\n' ' ')
 	maxthreads=0
 	for round in 1 2 3; do
@@ -514,6 +644,9 @@ idle_bursts() {
 			[ "$nt" -gt "$maxthreads" ] && maxthreads=$nt
 			if [ $KIND = ours ] && [ -z "$why" ]; then
 				check_readers cpu "$want"
+				fds=$(fuse_fd_list)
+				[ -z "$why" ] && [ "$fds" != "$fds0" ] &&
+					why="the daemon's /dev/fuse fds are '$fds', before '$fds0'"
 				[ -n "$why" ] && why="during burst $round: $why"
 			fi
 			usleep 200000
@@ -527,19 +660,17 @@ idle_bursts() {
 			why="${why:+$why; }burst $round: fuse_pt_writer exited with $ra and $rb"
 		fi
 		[ $KIND = ours ] || continue
-		devs=$(dq_devices | awk '{ print $1 ":" $2 ":" $3 }' | tr '\n' ' ')
-		fds=$(fuse_fds)
-		rb=$(dq_rebuilds)
-		if [ -z "$why" ] && [ "$devs" != "$devs0" ]; then
-			why="after burst $round the devices are '$devs', before '$devs0'"
-		elif [ -z "$why" ] && [ "$fds" != "$fds0" ]; then
-			why="after burst $round the daemon has $fds /dev/fuse fds, before $fds0"
-		elif [ -z "$why" ] && [ "$rb" != "$rb0" ]; then
-			why="after burst $round the routing table was rebuilt $rb times, before $rb0"
+		fds=$(fuse_fd_list)
+		if [ -z "$why" ] && [ "$fds" != "$fds0" ]; then
+			why="after burst $round the daemon's /dev/fuse fds are '$fds', before '$fds0'"
 		fi
 	done
 	show_state | note
-	echo "# at most $maxthreads threads in the daemon during the bursts; /dev/fuse fds $fds0 -> $(fuse_fds); routing-table rebuilds ${rb0:--} -> $(dq_rebuilds 2>/dev/null)"
+	echo "# at most $maxthreads threads in the daemon during the bursts; /dev/fuse fds $fds0 -> $(fuse_fd_list)"
+	if [ $KIND = ours ] && [ -z "$why" ]; then
+		check_bound cpu "$want"
+		[ -n "$why" ] && why="after the bursts: $why"
+	fi
 	verdict "$1"
 }
 
@@ -547,8 +678,11 @@ cleanup() {
 	mounted && timeout -s KILL 10 umount -l $MNT
 	[ -n "$DPID" ] && kill -9 $DPID 2>/dev/null
 	[ -w $CPU3 ] && [ "$(cat $CPU3)" = 0 ] && echo 1 > $CPU3
+	trace_off
 }
 trap cleanup EXIT
+node_map
+[ $KIND = ours ] && trace_on
 
 # deb_packages NAME: libfuse3-3 and fuse3 are the packages make
 # libfuse-deb built, apt saw them as newer than Debian's own when it
@@ -706,10 +840,10 @@ if [ $up = 1 ]; then
 		why="$(pinned_threads) threads pinned"
 	elif [ "$(fuse_fds)" -lt 2 ]; then
 		why="$(fuse_fds) /dev/fuse fds: no clone"
-	elif [ $KIND = ours ] && dq_devices | awk '$2 != "none"' | grep -q .; then
-		why="devices bound without clone_bind"
 	elif grep -q "$FALLBACK" $LOG; then
 		why="clone_bind messages without clone_bind"
+	elif [ $KIND = ours ]; then
+		check_unbound
 	fi
 else
 	why="not mounted"
@@ -757,8 +891,8 @@ if [ $up = 1 ]; then
 		why="'runs its own' logged $nown times, expected once"
 	elif grep -q "$FALLBACK" $LOG; then
 		why="a fallback to clone_fd logged by a loop that binds nothing"
-	elif [ $KIND = ours ] && dq_devices | awk '$2 != "none"' | grep -q .; then
-		why="devices bound by a loop that ignores clone_bind"
+	elif [ $KIND = ours ]; then
+		check_unbound
 	fi
 else
 	why="not mounted"
