@@ -3,41 +3,39 @@
 # FUSE per-device input queues: an out-of-tree fuse.ko for Linux 6.12 and
 # 6.1 (Debian 12's kernel).
 #
-#   make demo      build fuse.ko, boot a 4-CPU 2-node guest, show routing
-#                  (BASE=6.1: on Debian 12's own kernel binary)
-#   make check     build everything and run every test in the guests, on
-#                  both bases
-#   make bench     stock vs ours benchmark table (build/bench/results.md),
-#                  and fio against libfuse daemons (build/bench/fio/)
-#   make pathprof  instructions per request by function, stock vs ours
-#   make bench-lines
-#                  cachelines moved between vCPUs and nodes per request,
-#                  4 to 32 vCPUs, stock vs ours (a TCG plugin's model), and
-#                  the slow-request workload on the instruction clock
-#   make bench-bundle
-#                  the many-core benchmark as one file for a bare 16+ core
-#                  box (build/bench-bundle/fuse-manycore.run)
-#   make bench-manycore
-#                  the same on a host with 16+ cores, 2 and 4 nodes
-#   make stress DURATION=3600 [FLAVOR=kcsan|rt]
-#                  soak: chaos stress test on ours in the debug guest (or
-#                  the KCSAN or PREEMPT_RT guest)
-#   make KDIR=/lib/modules/$(uname -r)/build
-#                  build our fuse.ko for that kernel (6.12.y or 6.1.y,
-#                  CONFIG_FUSE_FS=m; the base follows the kernel)
-#   make install   build and install it for the running kernel (or KDIR)
-#   make dkms-install
-#                  the same through DKMS, for every installed 6.12.y and
-#                  6.1.y kernel
-#   make series    the series to mail or to git am (build/series/)
-#   make series-range
-#                  both series built, and git range-diff between them
-#   make libfuse-work
-#                  Debian's libfuse 3 with libfuse/patches (-o clone_bind)
-#   make libfuse-deb
-#                  the same as Debian packages (fuse3, libfuse3-3,
-#                  libfuse3-dev) of version <Debian's>+clonebind1, in
-#                  build/libfuse/deb, for apt install
+#   make help             this list
+#   make                  work tree, debug guest kernel, both fuse.ko, the tests
+#   make demo             where stock and ours read requests, in a 2-node guest
+#   make check            the test suite, in guests and on the host, both bases
+#   make stress           soak (DURATION= TOPO= FLAVOR=kcsan|rt|builtin|libfuse)
+#   make bench            stock vs ours benchmark tables and fio (build/bench/)
+#   make bench-fio        only the fio part of make bench (build/bench/fio/)
+#   make bench-styles     round trip by reader style, bound and unbound
+#   make pathprof         instructions per request by function, stock vs ours
+#   make bench-lines      cachelines moved per request, 4 to 32 vCPUs (a model)
+#   make bench-manycore   make bench on a host with 16+ cores, 2 and 4 nodes
+#   make bench-bundle     the many-core benchmark as one file for a bare box
+#   make work             build/work: the base with the series, a git tree
+#   make patches          build/work's commits back to patches/ and our files
+#   make checkpatch       checkpatch --strict on the series and fs/fuse
+#   make series-check     each patch on its own: style, build, its guest tests
+#   make series           the series as mails (build/series/)
+#   make series-range     both series applied, and git range-diff between them
+#   make series-boot      build/series applied by git am, FUSE built in, booted
+#   make libfuse-work     Debian's libfuse 3 with libfuse/patches (clone_bind)
+#   make libfuse-patches  build/libfuse/work's commits back to libfuse/patches/
+#   make libfuse-deb      the same as Debian packages (build/libfuse/deb/)
+#   make KDIR=<dir>       our fuse.ko for that 6.12.y or 6.1.y kernel build tree
+#   make install          build and install it for the running kernel (or KDIR)
+#   make uninstall        remove what make install installed
+#   make reload           load the installed fuse.ko in place of the loaded one
+#   make dkms-source      the DKMS source tree (build/dkms/)
+#   make dkms-install     the same through DKMS, every 6.12.y and 6.1.y kernel
+#   make dkms-check       the DKMS build and make install, tested on the host
+#   make clean            remove BASE's runs, modules and test programs
+#   make distclean        remove build/ (not with commits not in patches/)
+#
+# rig/README.md says what each builds and runs, and where its output goes.
 #
 # BASE=6.1 points the targets that work on one base (work, patches, demo,
 # series, series-check, stress, checkpatch) at Linux 6.1; the default is
@@ -50,7 +48,7 @@ SHELL := /bin/bash
 RIG := ./rig
 export KSRC
 
-# The base: 6.12 (build/) or 6.1 (build/6.1/); see README, Bases
+# The base: 6.12 (build/) or 6.1 (build/6.1/); see rig/README.md
 BASE ?= 6.12
 export BASE
 BUILD := $(if $(filter 6.12,$(BASE)),build,build/$(BASE))
@@ -80,10 +78,11 @@ demo: deps
 check: deps
 	$(RIG)/check.sh
 
-# Long soak of the chaos stress test (seconds; make check runs 30 s);
-# FLAVOR=kcsan or rt runs the bind, paths and work-conserving tests before
-# it; FLAVOR=builtin runs no soak but the series built into a kernel, and
-# FLAVOR=libfuse the libfuse daemons' guest (TOPO=1node: what check skips)
+# Long soak of the chaos stress test (seconds; make check runs 30 s),
+# after the routing tests (bind, readers, fire); FLAVOR=kcsan or rt in
+# the KCSAN or PREEMPT_RT guest; FLAVOR=builtin runs no soak but the
+# series built into a kernel (make series-boot), and FLAVOR=libfuse the
+# libfuse daemons' guest (TOPO=1node: what check skips)
 DURATION ?= 600
 TOPO ?= 2node
 FLAVOR ?= debug
@@ -112,6 +111,11 @@ bench-lines: deps
 # The many-core benchmark in one self-contained file (rig/bench-bundle.sh)
 bench-bundle: deps
 	$(RIG)/bench-bundle.sh
+
+# The round trip of each reader style, bound and unbound
+# (build/bench/styles/results.md)
+bench-styles: deps
+	$(RIG)/bench-styles.sh
 
 # Only the fio run of make bench (build/bench/fio/results.md)
 bench-fio: deps
@@ -205,7 +209,11 @@ distclean:
 	done
 	rm -rf build
 
+# The commands of the header above, one line each
+help:
+	@sed -n 's/^#   \(make .*\)$$/  \1/p' $(firstword $(MAKEFILE_LIST))
+	@echo "  (BASE=6.1: the Linux 6.1 series; rig/README.md says more)"
 
-.PHONY: all module deps demo check stress bench bench-manycore work patches checkpatch series-check clean distclean \
-	libfuse-work libfuse-patches libfuse-deb bench-fio pathprof bench-lines bench-bundle \
+.PHONY: all help module deps demo check stress bench bench-manycore work patches checkpatch series-check clean distclean \
+	libfuse-work libfuse-patches libfuse-deb bench-fio bench-styles pathprof bench-lines bench-bundle \
 	install uninstall reload dkms-source dkms-install dkms-check series series-boot series-range

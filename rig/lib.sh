@@ -154,7 +154,7 @@ guest_plan() {	# NAME KERNEL MODDIR TOPOLOGY PLAN-LINES...
 }
 
 # Plan lines that make check's guests share: the routing tests (bind,
-# paths, work-conserving, fire) and the short stress run of each topology
+# readers, fire) and the short stress run of each topology
 ROUTING_TESTS=("run 600 fuse_bind_test" "run 1200 fuse_readers_test"
 	       "run 600 fuse_fire_test")
 STRESS_2NODE="run 300 fuse_stress_test -d 30 -r 10"

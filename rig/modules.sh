@@ -4,7 +4,7 @@
 # untouched base and "ours" from build/work (the series) plus our own files.
 # usage: modules.sh KDIR OUTDIR [stock] [ours]
 #   KDIR:   a kernel build tree (a guest kernel, or /lib/modules/*/build)
-#   OUTDIR: gets stock/fuse.ko and ours/fuse.ko
+#   OUTDIR: gets stock.ko and ours.ko (built in stock.src/ and ours.src/)
 # Extra kbuild variables can be passed in KBUILD_EXTRA.
 . "$(dirname "$0")/lib.sh"
 

@@ -95,7 +95,7 @@ while IFS= read -r p; do
 			cat "$tmp/build-$k.log" >> "$tmp/new-$k.log"
 			result 1 "patch $k: fs/fuse builds, $what" "$tmp/new-$k.log"
 		fi
-		own=$(cd "$tree" && ls fs/fuse/dev_queue*.[ch] 2>/dev/null || true)
+		own=$(cd "$tree" && ls fs/fuse/dev_bind*.[ch] 2>/dev/null || true)
 		if [ -n "$own" ]; then
 			(cd "$tree" && "$kd" -none $kdw $own 2>&1 | grep -v '^Info:') > "$tmp/kdoc-$k.log" || true
 			r=0

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # make stress [DURATION=seconds] [TOPO=2node|1node|"smp=N nodes=M"]
-#             [FLAVOR=debug|kcsan|rt]: the routing tests (bind, paths,
-# work-conserving, fire), then a long soak of fuse_stress_test on our
+#             [FLAVOR=debug|kcsan|rt|builtin|libfuse]: the routing tests
+# (bind, readers, fire), then a long soak of fuse_stress_test on our
 # fuse.ko, and the verdict as make check prints it.  FLAVOR=debug (the
 # default): the debug guest (lockdep, KASAN, kmemleak), then a kmemleak
 # scan; TOPO=1node is the 1-node debug guest that make check leaves out.
