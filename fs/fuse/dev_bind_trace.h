@@ -13,32 +13,24 @@
 #include <linux/tracepoint.h>
 
 TRACE_EVENT(fuse_request_read,
-	TP_PROTO(const struct fuse_req *req, bool own),
-
-	TP_ARGS(req, own),
-
-	TP_STRUCT__entry(
-		__field(dev_t,		connection)
-		__field(uint64_t,	unique)
-		__field(uint32_t,	opcode)
-		__field(int,		cpu)
-		__field(int,		read_cpu)
-		__field(bool,		own)
-	),
-
-	TP_fast_assign(
-		__entry->connection	= req->fm->fc->dev;
-		__entry->unique		= req->in.h.unique;
-		__entry->opcode		= req->in.h.opcode;
-		__entry->cpu		= req->cpu;
-		__entry->read_cpu	= raw_smp_processor_id();
-		__entry->own		= own;
-	),
-
-	TP_printk("connection %u req %llu opcode %u cpu %d read_cpu %d queue %s",
-		  __entry->connection, __entry->unique, __entry->opcode,
-		  __entry->cpu, __entry->read_cpu,
-		  __entry->own ? "device" : "shared")
+	    TP_PROTO(const struct fuse_req *req, bool own),
+	    TP_ARGS(req, own),
+	    TP_STRUCT__entry(__field(dev_t, connection)
+			     __field(uint64_t, unique)
+			     __field(uint32_t, opcode)
+			     __field(int, cpu)
+			     __field(int, read_cpu)
+			     __field(bool, own)),
+	    TP_fast_assign(__entry->connection = req->fm->fc->dev;
+			   __entry->unique = req->in.h.unique;
+			   __entry->opcode = req->in.h.opcode;
+			   __entry->cpu = req->cpu;
+			   __entry->read_cpu = raw_smp_processor_id();
+			   __entry->own = own;),
+	    TP_printk("connection %u req %llu opcode %u cpu %d read_cpu %d queue %s",
+		      __entry->connection, __entry->unique, __entry->opcode,
+		      __entry->cpu, __entry->read_cpu,
+		      __entry->own ? "device" : "shared")
 );
 
 #endif /* _TRACE_FUSE_BIND_H */
