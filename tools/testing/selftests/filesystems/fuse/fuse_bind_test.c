@@ -320,7 +320,7 @@ TEST_F(bind, bad_input_is_einval_and_changes_nothing)
 	char name[32];
 
 	ASSERT_EQ(0, bind_fd(fd, FUSE_DEV_BIND_CPU, 1, -1));
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		EXPECT_EQ(-1, ioctl(fd, FUSE_DEV_IOC_BIND, &bad[i]))
 			TH_LOG("case %u", i);
 		EXPECT_EQ(EINVAL, errno) TH_LOG("case %u", i);
@@ -451,20 +451,19 @@ FIXTURE_TEARDOWN(queue)
  * Arm an EPOLLEXCLUSIVE poller on d, start @j's stat() of @name on CPU 1,
  * and wait for the poller's wakeup: the request then waits on d's queue.
  */
-static void stage(struct __test_metadata *_metadata,
-		  FIXTURE_DATA(queue) *self, struct fsrv_job *j,
-		  const char *name)
+static void stage(struct __test_metadata *_metadata, struct fsrv *srv,
+		  int d, int *ep, struct fsrv_job *j, const char *name)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE };
-	struct pollfd pfd = { .fd = self->srv.fds[self->d], .events = POLLIN };
+	struct pollfd pfd = { .fd = srv->fds[d], .events = POLLIN };
 
-	self->ep = epoll_create1(EPOLL_CLOEXEC);
-	ASSERT_EQ(0, epoll_ctl(self->ep, EPOLL_CTL_ADD, pfd.fd, &ev));
-	fsrv_job_stat(j, self->mnt, name, 1);
-	ASSERT_EQ(1, epoll_wait(self->ep, &ev, 1, 5000));
+	*ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_EQ(0, epoll_ctl(*ep, EPOLL_CTL_ADD, pfd.fd, &ev));
+	fsrv_job_stat(j, srv->mnt, name, 1);
+	ASSERT_EQ(1, epoll_wait(*ep, &ev, 1, 5000));
 	/* On d, and not on the shared queue, which the mount fd reads */
 	usleep(100000);
-	ASSERT_EQ(0, fsrv_find_name(&self->srv, name, NULL));
+	ASSERT_EQ(0, fsrv_find_name(srv, name, NULL));
 	ASSERT_EQ(1, poll(&pfd, 1, 0));
 }
 
@@ -486,7 +485,7 @@ TEST_F(queue, close_moves_it_to_the_shared_queue)
 	struct fsrv_job j;
 	int fd_idx;
 
-	stage(_metadata, self, &j, "closed");
+	stage(_metadata, &self->srv, self->d, &self->ep, &j, "closed");
 	close(self->srv.fds[self->d]);
 	self->srv.fds[self->d] = -1;
 	EXPECT_EQ(0, fsrv_job_wait(&j));
@@ -499,7 +498,7 @@ TEST_F(queue, unbind_leaves_it_to_its_reader)
 {
 	struct fsrv_job j;
 
-	stage(_metadata, self, &j, "unbound");
+	stage(_metadata, &self->srv, self->d, &self->ep, &j, "unbound");
 	ASSERT_EQ(0, bind_fd(self->srv.fds[self->d], 0, -1, -1));
 	fcntl(self->srv.fds[self->d], F_SETFL, O_NONBLOCK);
 	EXPECT_EQ(FUSE_LOOKUP, serve_one(&self->srv, self->d));
@@ -541,7 +540,7 @@ TEST_F(queue, abort_ends_it)
 {
 	struct fsrv_job j;
 
-	stage(_metadata, self, &j, "aborted");
+	stage(_metadata, &self->srv, self->d, &self->ep, &j, "aborted");
 	ASSERT_EQ(0, fsrv_conn_write(&self->srv, "abort", "1"));
 	EXPECT_EQ(ECONNABORTED, fsrv_job_wait(&j));
 }
@@ -557,7 +556,7 @@ TEST_F(queue, interrupt_follows_once_it_is_read)
 	char buf[FSRV_BUFSIZE];
 	struct fuse_in_header *in = (void *)buf;
 
-	stage(_metadata, self, &j, "interrupted");
+	stage(_metadata, &self->srv, self->d, &self->ep, &j, "interrupted");
 	ASSERT_TRUE(WAIT_FOR(__atomic_load_n(&j.tid, __ATOMIC_ACQUIRE) != 0));
 	ASSERT_EQ(0, pthread_kill(j.thr, SIGUSR1));
 	usleep(100000);
@@ -637,6 +636,16 @@ FIXTURE_TEARDOWN(paths)
 	rmdir(self->mnt);
 }
 
+static int nheld_now(struct fsrv *srv)
+{
+	int n;
+
+	pthread_mutex_lock(&srv->lock);
+	n = nheld;
+	pthread_mutex_unlock(&srv->lock);
+	return n;
+}
+
 TEST_F(paths, resend_reads_each_again_once)
 {
 	struct fuse_out_header oh = {
@@ -651,10 +660,7 @@ TEST_F(paths, resend_reads_each_again_once)
 	self->srv.hook = hold_hook;
 	fsrv_job_stat(&j[0], self->mnt, "hold-rs0", 0);
 	fsrv_job_stat(&j[1], self->mnt, "hold-rs1", 1);
-	ASSERT_TRUE(WAIT_FOR(({ pthread_mutex_lock(&self->srv.lock);
-				int n = nheld;
-				pthread_mutex_unlock(&self->srv.lock);
-				n == 2; })));
+	ASSERT_TRUE(WAIT_FOR(nheld_now(&self->srv) == 2));
 	ASSERT_EQ((ssize_t)sizeof(oh),
 		  write(self->srv.fds[1], &oh, sizeof(oh)));
 	for (i = 0; i < 2; i++) {

@@ -44,7 +44,7 @@ struct caller {
 	int cpu, count, done, err;
 	pid_t tid;
 	pthread_barrier_t *start;
-	volatile bool *stop;	/* loop until set, if not NULL */
+	bool *stop;		/* loop until set, if not NULL */
 };
 
 static void *caller_run(void *p)
@@ -59,7 +59,8 @@ static void *caller_run(void *p)
 		pin_to_cpu(c->cpu);
 	if (c->start)
 		pthread_barrier_wait(c->start);
-	for (i = 0; c->stop ? !*c->stop : i < c->count; i++) {
+	for (i = 0; c->stop ? !__atomic_load_n(c->stop, __ATOMIC_ACQUIRE) :
+			     i < c->count; i++) {
 		snprintf(path, sizeof(path), "%s/%s-%d", c->mnt, c->prefix, i);
 		if (stat(path, &st) && !c->err)
 			c->err = errno;
@@ -153,22 +154,101 @@ FIXTURE_VARIANT(readers) {
 	int per_clone;
 };
 
-#define STYLE_VARIANTS(s)						\
-FIXTURE_VARIANT_ADD(readers, s##_cpu) {					\
-	.style = FSRV_##s, .bind = BY_CPU, .per_clone = 1 };		\
-FIXTURE_VARIANT_ADD(readers, s##_node) {				\
-	.style = FSRV_##s, .bind = BY_NODE, .per_clone = 1 };		\
-FIXTURE_VARIANT_ADD(readers, s##_unbound) {				\
-	.style = FSRV_##s, .bind = UNBOUND, .per_clone = 1 }
+FIXTURE_VARIANT_ADD(readers, BLOCKING_cpu) {
+	.style = FSRV_BLOCKING, .bind = BY_CPU, .per_clone = 1,
+};
 
-STYLE_VARIANTS(BLOCKING);
-STYLE_VARIANTS(POLL);
-STYLE_VARIANTS(EPOLL_LT);
-STYLE_VARIANTS(EPOLL_ET);
-STYLE_VARIANTS(EPOLL_EXCL);
-STYLE_VARIANTS(URING);
-STYLE_VARIANTS(SIGIO);
-STYLE_VARIANTS(SPLICE);
+FIXTURE_VARIANT_ADD(readers, BLOCKING_node) {
+	.style = FSRV_BLOCKING, .bind = BY_NODE, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, BLOCKING_unbound) {
+	.style = FSRV_BLOCKING, .bind = UNBOUND, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, POLL_cpu) {
+	.style = FSRV_POLL, .bind = BY_CPU, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, POLL_node) {
+	.style = FSRV_POLL, .bind = BY_NODE, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, POLL_unbound) {
+	.style = FSRV_POLL, .bind = UNBOUND, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, EPOLL_LT_cpu) {
+	.style = FSRV_EPOLL_LT, .bind = BY_CPU, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, EPOLL_LT_node) {
+	.style = FSRV_EPOLL_LT, .bind = BY_NODE, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, EPOLL_LT_unbound) {
+	.style = FSRV_EPOLL_LT, .bind = UNBOUND, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, EPOLL_ET_cpu) {
+	.style = FSRV_EPOLL_ET, .bind = BY_CPU, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, EPOLL_ET_node) {
+	.style = FSRV_EPOLL_ET, .bind = BY_NODE, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, EPOLL_ET_unbound) {
+	.style = FSRV_EPOLL_ET, .bind = UNBOUND, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, EPOLL_EXCL_cpu) {
+	.style = FSRV_EPOLL_EXCL, .bind = BY_CPU, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, EPOLL_EXCL_node) {
+	.style = FSRV_EPOLL_EXCL, .bind = BY_NODE, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, EPOLL_EXCL_unbound) {
+	.style = FSRV_EPOLL_EXCL, .bind = UNBOUND, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, URING_cpu) {
+	.style = FSRV_URING, .bind = BY_CPU, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, URING_node) {
+	.style = FSRV_URING, .bind = BY_NODE, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, URING_unbound) {
+	.style = FSRV_URING, .bind = UNBOUND, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, SIGIO_cpu) {
+	.style = FSRV_SIGIO, .bind = BY_CPU, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, SIGIO_node) {
+	.style = FSRV_SIGIO, .bind = BY_NODE, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, SIGIO_unbound) {
+	.style = FSRV_SIGIO, .bind = UNBOUND, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, SPLICE_cpu) {
+	.style = FSRV_SPLICE, .bind = BY_CPU, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, SPLICE_node) {
+	.style = FSRV_SPLICE, .bind = BY_NODE, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, SPLICE_unbound) {
+	.style = FSRV_SPLICE, .bind = UNBOUND, .per_clone = 1,
+};
 
 /* Several readers per clone, as libfuse's pool runs them */
 FIXTURE_VARIANT_ADD(readers, BLOCKING_cpu_x2) {
@@ -288,6 +368,16 @@ static bool hold_hook(struct fsrv *srv, int idx,
 	return true;
 }
 
+static bool hold_taken(struct hold *h)
+{
+	bool held;
+
+	pthread_mutex_lock(&h->lock);
+	held = h->held;
+	pthread_mutex_unlock(&h->lock);
+	return held;
+}
+
 static void on_signal(int sig)
 {
 }
@@ -306,7 +396,7 @@ TEST_F_TIMEOUT(readers, interrupt_reaches_a_busy_daemon, 120)
 		.lock = PTHREAD_MUTEX_INITIALIZER,
 		.cond = PTHREAD_COND_INITIALIZER,
 	};
-	volatile bool stop = false;
+	bool stop = false;
 	struct caller held;
 	char prefix[32];
 	int cpu, served = 0;
@@ -318,10 +408,7 @@ TEST_F_TIMEOUT(readers, interrupt_reaches_a_busy_daemon, 120)
 	self->srv.priv = &h;
 	self->srv.hook = hold_hook;
 	caller_start(&held, self->mnt, "hold", 0, 1, NULL);
-	ASSERT_TRUE(FSRV_WAIT(({ pthread_mutex_lock(&h.lock);
-				 bool x = h.held;
-				 pthread_mutex_unlock(&h.lock); x; }),
-			      WATCHDOG_MS));
+	ASSERT_TRUE(FSRV_WAIT(hold_taken(&h), WATCHDOG_MS));
 	for (cpu = 0; cpu < self->ncpu; cpu++) {
 		snprintf(prefix, sizeof(prefix), "load%d", cpu);
 		caller_start(&load[cpu], self->mnt, prefix, cpu, INT32_MAX,
@@ -333,7 +420,7 @@ TEST_F_TIMEOUT(readers, interrupt_reaches_a_busy_daemon, 120)
 	ASSERT_EQ(0, syscall(SYS_tgkill, getpid(), held.tid, SIGUSR1));
 	EXPECT_EQ(1, callers_join(&held, 1));
 	EXPECT_EQ(EINTR, held.err);
-	stop = true;
+	__atomic_store_n(&stop, true, __ATOMIC_RELEASE);
 	for (cpu = 0; cpu < self->ncpu; cpu++) {
 		load[cpu].count = 0;	/* done once it sees @stop */
 		served += load[cpu].done;

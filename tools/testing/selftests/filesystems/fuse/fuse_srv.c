@@ -342,7 +342,7 @@ static int reader_setup(struct reader *r)
 #ifdef HAVE_LIBURING
 		return io_uring_queue_init(4, &r->ring, 0);
 #else
-		return -ENOSYS;
+		return -EOPNOTSUPP;
 #endif
 	default:
 		break;
