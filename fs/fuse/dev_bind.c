@@ -140,7 +140,8 @@ static int fuse_bind_check(struct fuse_conn *fc, struct fuse_bound *b,
 	default:
 		return -EINVAL;
 	}
-	return READ_ONCE(fc->connected) ? 0 : -ENOTCONN;
+	/* Unbinding an aborted connection's device is fine */
+	return !arg->flags || READ_ONCE(fc->connected) ? 0 : -ENOTCONN;
 }
 
 /**
