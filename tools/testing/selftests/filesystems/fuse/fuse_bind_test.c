@@ -379,6 +379,8 @@ TEST_F(bind, aborted_connection_is_enotconn)
 	ASSERT_EQ(0, fsrv_conn_write(&self->srv, "abort", "1"));
 	EXPECT_EQ(-ENOTCONN, bind_fd(self->srv.fds[self->a],
 				     FUSE_DEV_BIND_CPU, 0, -1));
+	/* Unbinding still works */
+	EXPECT_EQ(0, bind_fd(self->srv.fds[self->a], 0, -1, -1));
 }
 
 /* A possible CPU binds while offline, and its clone serves once online */
