@@ -719,6 +719,18 @@ static bool thread_sleeps(pid_t tid)
 	return p && p[1] == ' ' && p[2] == 'S';
 }
 
+int fsrv_wait_asleep(pid_t tid, int timeout_ms)
+{
+	double end = fsrv_now_ms() + timeout_ms;
+
+	do {
+		if (tid && thread_sleeps(tid))
+			return 0;
+		usleep(1000);
+	} while (fsrv_now_ms() < end);
+	return -ETIMEDOUT;
+}
+
 int fsrv_wait_idle(struct fsrv *srv, int timeout_ms)
 {
 	double end = fsrv_now_ms() + timeout_ms;
