@@ -6,17 +6,19 @@
 # benchmark kernel (no debug options), 4 vCPUs in 2 nodes.  Writes
 # build/bench/styles/results.md and prints it.
 # Environment: STYLES_OPS (stat() calls per run, 300), STYLES_REPEATS
-# (runs per cell, 3), STYLES_TOPO (2node).
+# (runs per cell, 3), STYLES_ONLY (one style, e.g. sigio), STYLES_TOPO
+# (2node).
 . "$(dirname "$0")/lib.sh"
 
 bench_build
 "$TOP/rig/selftests.sh"
 
 ops=${STYLES_OPS:-300} reps=${STYLES_REPEATS:-3}
+only=${STYLES_ONLY:+-s $STYLES_ONLY}
 dir=${BENCH_OUT:-$B/bench}/styles
 mkdir -p "$dir"
-printf '%s\n' "module stock" "run 1800 fuse_styles_bench -u -n $ops -r $reps" \
-	"module ours" "run 1800 fuse_styles_bench -n $ops -r $reps" > "$dir/plan"
+printf '%s\n' "module stock" "run 1800 fuse_styles_bench -u -n $ops -r $reps $only" \
+	"module ours" "run 1800 fuse_styles_bench -n $ops -r $reps $only" > "$dir/plan"
 "$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
 	"$B/modules-bench" "$B/tests"
 "$TOP/rig/guest.sh" "$B/kernel-bench/arch/x86/boot/bzImage" \

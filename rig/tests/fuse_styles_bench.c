@@ -4,11 +4,12 @@
  * wait (fuse_srv's reader styles), through one clone per CPU with one
  * reader pinned on each, the clones unbound and bound to their CPUs.
  *
- * usage: fuse_styles_bench [-n OPS] [-c CPU] [-r REPEATS] [-u]
+ * usage: fuse_styles_bench [-n OPS] [-c CPU] [-r REPEATS] [-s STYLE] [-u]
  *   -n  stat() calls per run (default 400), from one thread pinned to
  *       CPU -c (default 1), one at a time
  *   -r  runs per cell (default 3); the cell is the run with the median
  *       median
+ *   -s  this style only (fuse_srv's name: blocking, poll, ..., splice)
  *   -u  unbound clones only (stock fuse.ko, which has no FUSE_DEV_IOC_BIND)
  *
  * One TSV line per style and mode:
@@ -101,9 +102,10 @@ int main(int argc, char **argv)
 {
 	int ops = 400, cpu = 1, repeats = 3, opt, m, r;
 	bool unbound_only = false;
+	const char *only = NULL;
 	enum fsrv_style s;
 
-	while ((opt = getopt(argc, argv, "n:c:r:u")) != -1) {
+	while ((opt = getopt(argc, argv, "n:c:r:s:u")) != -1) {
 		switch (opt) {
 		case 'n':
 			ops = atoi(optarg);
@@ -114,11 +116,14 @@ int main(int argc, char **argv)
 		case 'r':
 			repeats = atoi(optarg);
 			break;
+		case 's':
+			only = optarg;
+			break;
 		case 'u':
 			unbound_only = true;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-n OPS] [-c CPU] [-r N] [-u]\n",
+			fprintf(stderr, "usage: %s [-n OPS] [-c CPU] [-r N] [-s STYLE] [-u]\n",
 				argv[0]);
 			return 2;
 		}
@@ -128,7 +133,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("style\tmode\tmedian_us\tp90_us\town_cpu_pct\n");
 	for (s = 0; s < FSRV_NR_STYLES; s++) {
-		if (fsrv_style_missing(s))
+		if (fsrv_style_missing(s) ||
+		    (only && strcmp(only, fsrv_style_name[s])))
 			continue;
 		for (m = 0; m < (unbound_only ? 1 : 2); m++) {
 			struct cell c[9] = {};
