@@ -29,27 +29,6 @@
 
 #include "fuse_srv.h"
 
-/* Whether thread @tid of this process sleeps (state S) */
-static inline bool thread_sleeps(pid_t tid)
-{
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	/* The state follows the name, which may hold anything but ")" */
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'S';
-}
-
 struct holder {
 	int fd;			/* the device */
 	int ep;			/* an epoll set holding only @fd */
@@ -106,7 +85,7 @@ static inline int holder_arm(struct holder *h, int fd)
 	h->running = true;
 	/* Its tid first, then nothing but epoll_wait() can put it to sleep */
 	if (!FSRV_WAIT(__atomic_load_n(&h->tid, __ATOMIC_ACQUIRE) &&
-		       (thread_sleeps(h->tid) ||
+		       (fsrv_thread_sleeps(h->tid) ||
 			__atomic_load_n(&h->done, __ATOMIC_ACQUIRE)), 10000))
 		return -ETIMEDOUT;
 	/* Woken already: something was there to read before the request */

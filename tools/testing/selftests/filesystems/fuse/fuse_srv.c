@@ -699,8 +699,7 @@ int fsrv_wait_readers(struct fsrv *srv, int n, int timeout_ms)
 	return -ETIMEDOUT;
 }
 
-/* Is thread @tid of this process asleep? */
-static bool thread_sleeps(pid_t tid)
+bool fsrv_thread_sleeps(pid_t tid)
 {
 	char path[64], buf[256], *p;
 	ssize_t n;
@@ -724,7 +723,7 @@ int fsrv_wait_asleep(pid_t tid, int timeout_ms)
 	double end = fsrv_now_ms() + timeout_ms;
 
 	do {
-		if (tid && thread_sleeps(tid))
+		if (tid && fsrv_thread_sleeps(tid))
 			return 0;
 		usleep(1000);
 	} while (fsrv_now_ms() < end);
@@ -738,7 +737,7 @@ int fsrv_wait_idle(struct fsrv *srv, int timeout_ms)
 
 	do {
 		for (i = 0; i < srv->nthr; i++)
-			if (!thread_sleeps(srv->tid[i]))
+			if (!fsrv_thread_sleeps(srv->tid[i]))
 				break;
 		if (i == srv->nthr)
 			return 0;

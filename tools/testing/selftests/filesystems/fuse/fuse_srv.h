@@ -149,6 +149,8 @@ int fsrv_start_reader(struct fsrv *srv, int idx, int cpu);
 int fsrv_wait_readers(struct fsrv *srv, int n, int timeout_ms);
 /* Wait until every reader thread sleeps (in read(), or where it waits) */
 int fsrv_wait_idle(struct fsrv *srv, int timeout_ms);
+/* Whether thread @tid of this process sleeps (state S) */
+bool fsrv_thread_sleeps(pid_t tid);
 /* Wait until thread @tid of this process sleeps: 0 or -ETIMEDOUT */
 int fsrv_wait_asleep(pid_t tid, int timeout_ms);
 void fsrv_start(struct fsrv *srv);
