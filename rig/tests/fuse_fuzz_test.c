@@ -13,9 +13,10 @@
  * its binding.  Every bind and clone must give exactly what the contract
  * says (uapi/linux/fuse.h): EPERM for an fd of no connection, EFAULT for
  * a bad pointer, EINVAL for bad flags, padding, CPU or node, EBUSY for a
- * CPU another device of the connection is bound to, ENOTCONN once the
- * connection is aborted, and success otherwise; an error must not change
- * the binding, which the model's EBUSY predictions would then miss.
+ * CPU another device of the connection is bound to, ENOTCONN for a bind
+ * (not an unbind) once the connection is aborted, and success otherwise;
+ * an error must not change the binding, which the model's EBUSY
+ * predictions would then miss.
  * Other FUSE ioctl numbers must be ENOTTY.  Once the fuzzer's fds are
  * closed, every request it left queued or unanswered must be served or
  * ended: the first connection then answers every CPU and its clients all
@@ -227,7 +228,8 @@ static unsigned int bind_allows(struct fuzz *z, struct dev *d,
 	default:
 		allow |= E_INVAL;
 	}
-	if (z->aborted[d->conn - 1])
+	/* Unbinding an aborted connection's device succeeds */
+	if (z->aborted[d->conn - 1] && b->flags)
 		allow |= E_NOTCONN;
 	return allow;
 }
