@@ -1,0 +1,3 @@
+module fuseclonequeues/gofuse_bench
+
+go 1.19

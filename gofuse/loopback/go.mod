@@ -1,0 +1,3 @@
+module fuseclonequeues/gofuse_loopback
+
+go 1.19
