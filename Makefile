@@ -7,7 +7,7 @@
 #   make                  work tree, debug guest kernel, both fuse.ko, the tests
 #   make demo             where stock and ours read requests, in a 2-node guest
 #   make check            the test suite, in guests and on the host, both bases
-#   make stress           soak (DURATION= TOPO= FLAVOR=kcsan|rt|builtin|libfuse)
+#   make stress           soak (DURATION= TOPO= FLAVOR=kcsan|rt|builtin|libfuse|gofuse)
 #   make bench            stock vs ours benchmark tables and fio (build/bench/)
 #   make bench-fio        only the fio part of make bench (build/bench/fio/)
 #   make bench-styles     round trip by reader style, bound and unbound
@@ -25,6 +25,8 @@
 #   make libfuse-work     Debian's libfuse 3 with libfuse/patches (clone_bind)
 #   make libfuse-patches  build/libfuse/work's commits back to libfuse/patches/
 #   make libfuse-deb      the same as Debian packages (build/libfuse/deb/)
+#   make gofuse-work      Debian's go-fuse with gofuse/patches, its daemons (its tests, gocryptfs)
+#   make gofuse-patches   build/gofuse/work's commits back to gofuse/patches/
 #   make KDIR=<dir>       our fuse.ko for that 6.12.y or 6.1.y kernel build tree
 #   make install          build and install it for the running kernel (or KDIR)
 #   make uninstall        remove what make install installed
@@ -81,8 +83,10 @@ check: deps
 # Long soak of the chaos stress test (seconds; make check runs 30 s),
 # after the routing tests (bind, readers, fire); FLAVOR=kcsan or rt in
 # the KCSAN or PREEMPT_RT guest; FLAVOR=builtin runs no soak but the
-# series built into a kernel (make series-boot), and FLAVOR=libfuse the
-# libfuse daemons' guest (TOPO=1node: what check skips)
+# series built into a kernel (make series-boot), FLAVOR=libfuse the
+# libfuse daemons' guest (TOPO=1node: what check skips), and
+# FLAVOR=gofuse go-fuse's suite and gocryptfs on stock and ours
+# (rig/gofuse-check.sh)
 DURATION ?= 600
 TOPO ?= 2node
 FLAVOR ?= debug
@@ -138,6 +142,16 @@ libfuse-patches:
 # dpkg-buildpackage (build/libfuse/deb/*.deb)
 libfuse-deb: deps
 	$(RIG)/libfuse-deb.sh
+
+# go-fuse: Debian's go-fuse with gofuse/patches (build/gofuse/work, a git
+# tree: commit there, then "make gofuse-patches"), the loopback and
+# benchmark daemons, and where the sources are served, go-fuse's test
+# binaries of both and gocryptfs on ours (build/gofuse/bin)
+gofuse-work: deps
+	$(RIG)/gofuse.sh
+
+gofuse-patches:
+	$(RIG)/gofuse-patches.sh
 
 patches:
 	$(RIG)/patches.sh
@@ -215,5 +229,5 @@ help:
 	@echo "  (BASE=6.1: the Linux 6.1 series; rig/README.md says more)"
 
 .PHONY: all help module deps demo check stress bench bench-manycore work patches checkpatch series-check clean distclean \
-	libfuse-work libfuse-patches libfuse-deb bench-fio bench-styles pathprof bench-lines bench-bundle \
+	libfuse-work libfuse-patches libfuse-deb gofuse-work gofuse-patches bench-fio bench-styles pathprof bench-lines bench-bundle \
 	install uninstall reload dkms-source dkms-install dkms-check series series-boot series-range

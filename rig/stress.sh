@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # make stress [DURATION=seconds] [TOPO=2node|1node|"smp=N nodes=M"]
-#             [FLAVOR=debug|kcsan|rt|builtin|libfuse]: the routing tests
+#             [FLAVOR=debug|kcsan|rt|builtin|libfuse|gofuse]: the routing tests
 # (bind, readers, fire), then a long soak of fuse_stress_test on our
 # fuse.ko, and the verdict as make check prints it.  FLAVOR=debug (the
 # default): the debug guest (lockdep, KASAN, kmemleak), then a kmemleak
@@ -14,6 +14,9 @@
 # base, FUSE_FS=y booted for the routing tests, FUSE_FS=m built).
 # FLAVOR=libfuse: no soak, the libfuse daemons' guest on ours in TOPO
 # (make check runs it in 2 nodes; TOPO=1node for the other topology).
+# FLAVOR=gofuse: no soak, go-fuse's suite and gocryptfs on the patched
+# go-fuse, on stock and ours, on Debian 12's kernel (whatever BASE says)
+# with a Debian userland (rig/gofuse-check.sh).
 # BASE=6.1 (FLAVOR=debug): the 6.1 debug kernel, which make check does
 # not build; its guest runs what make check's 2-node guests run (stock
 # and ours, the routing tests, the fuzzer, the short stress run) before
@@ -36,7 +39,8 @@ builtin)
 		log "series-boot.sh stopped early"
 	exec python3 "$TOP/rig/verdict.py" "$B/runs/series-builtin" \
 		"tap:series-builtin:$B/runs/host/series-builtin.tap" ;;
-*) die "FLAVOR must be debug, kcsan, rt, builtin or libfuse" ;;
+gofuse) exec "$TOP/rig/gofuse-check.sh" "$topo" ;;
+*) die "FLAVOR must be debug, kcsan, rt, builtin, libfuse or gofuse" ;;
 esac
 
 # The libfuse guest runs on the debug kernel
