@@ -7,7 +7,8 @@
 #           fuse.ko, cuse.ko and virtiofs.ko built against Debian's headers
 #           as DKMS builds them; "stock" there is Debian's own fuse.ko.
 #           Both topologies (the 1-node one for the routing tests), and
-#           Debian's sshfs on our libfuse.
+#           Debian's sshfs on our libfuse and go-fuse's loopback daemon
+#           on the patched go-fuse (gofuse/), on stock and on ours.
 # The 6.1 debug kernel (a tinyconfig 6.1 kernel with lockdep, KASAN and
 # kmemleak, what Debian's binary lacks) and its guest are make stress
 # BASE=6.1: they took 12 of make check's minutes, and the code they check
@@ -40,9 +41,17 @@ guest_plan 6.1-debian-1node "$DEB_VMLINUZ" "$md" 1node \
 	"${ROUTING_TESTS[@]}" \
 	"$STRESS_1NODE"
 "$TOP/rig/debroot.sh"
+# and go-fuse's loopback filesystem on the patched go-fuse, unchanged,
+# switched by GOFUSE_CLONE_BIND (rig/gofuse.sh check)
+"$TOP/rig/gofuse.sh" check
+cp "$BROOT/gofuse/bin/ours/gofuse_loopback" "$TOP/rig/tests/gofuse_daemon.sh" "$B/tests/"
 INITRAMFS_BASE=$BROOT/libfuse/debroot.tar GUEST_MEM=768 GUEST_CMDLINE=initramfs_async=0 \
 	guest_plan 6.1-debian-sshfs "$DEB_VMLINUZ" "$md" 2node \
 	"module stock" \
 	"run 600 fuse_libfuse_test.sh stock deb" \
+	"run 300 gofuse_daemon.sh loopback node fallback" \
 	"module ours" \
-	"run 600 fuse_libfuse_test.sh ours deb"
+	"run 600 fuse_libfuse_test.sh ours deb" \
+	"run 300 gofuse_daemon.sh loopback off plain" \
+	"run 300 gofuse_daemon.sh loopback node bound" \
+	"run 300 gofuse_daemon.sh loopback cpu bound"

@@ -106,6 +106,19 @@ B61=$(base_build 6.1)
 BASE=6.1 "$TOP/rig/check-6.1.sh" || log "check-6.1.sh stopped early"
 runs+=("$B61/runs/6.1-debian" "$B61/runs/6.1-debian-1node" "$B61/runs/6.1-debian-sshfs")
 lap "6.1 guests (check-6.1.sh)"
+# go-fuse's tests of CloneBind (gofuse/patches), built by check-6.1.sh
+gofuse_unit() {
+	local out
+	if out=$(cd /tmp && "$BROOT/gofuse/bin/ours/clone.test" -test.v \
+		 -test.run 'CloneBind|ClonePlaces|FuseDevBind|CpuList' 2>&1); then
+		echo "ok 1 go-fuse's tests of CloneBind: $(grep -c '^--- PASS' <<< "$out") passed"
+	else
+		sed 's/^/# /' <<< "$out" | tail -n 30
+		echo "not ok 1 go-fuse's tests of CloneBind"
+	fi
+	echo "1..1"
+}
+gofuse_unit > "$B/runs/host/gofuse-unit.tap"
 DEB_KDIR=$B61/missing-debian-headers
 [ ! -f "$B61/debian/env" ] || . "$B61/debian/env"
 BASE=6.1 "$TOP/rig/series-check.sh" "$DEB_KDIR" "$B61/runs/series-patches" \
@@ -135,4 +148,5 @@ sed 's/^/[rig]   /' "$times" >&2
 python3 "$TOP/rig/verdict.py" "${runs[@]}" "tap:lines:$B/runs/host/lines.tap" \
 	"tap:bundle:$B/runs/host/bundle.tap" \
 	"tap:host:$B/runs/host/series.tap" "tap:host:$B/runs/host/checkpatch.tap" \
-	"tap:host:$B/runs/host/sparse.tap" "${base_taps[@]}" "${install_taps[@]}"
+	"tap:host:$B/runs/host/sparse.tap" "tap:gofuse:$B/runs/host/gofuse-unit.tap" \
+	"${base_taps[@]}" "${install_taps[@]}"
