@@ -4,7 +4,8 @@
 # build/bench-bundle/fuse-manycore.run, for a 16+ core Linux box that has
 # no packages and no network: QEMU with the libraries it loads and the
 # firmware it reads, the benchmark kernel, stock and our fuse.ko, the
-# guest initramfs (fuse_bench and a plan that fits any vCPU count), a
+# guest initramfs (fuse_bench, go-fuse's gofuse_bench, and a plan that
+# fits any vCPU count), a
 # static busybox and the runner (rig/bundle/run.sh, report.awk).  Its
 # head is a POSIX sh script that needs only coreutils: it cuts busybox
 # out of itself, unpacks the rest with it and runs the runner under it.
@@ -21,6 +22,7 @@ reps=${BUNDLE_REPEATS:-2}
 
 bench_build
 "$TOP/rig/selftests.sh"
+"$TOP/rig/gofuse.sh" bench
 rm -rf "$stage"
 mkdir -p "$stage"/{bin,lib,share/qemu} "$out"
 
@@ -51,7 +53,7 @@ echo "$(git -C "$TOP" describe --always --dirty) $(date -u +%Y-%m-%d)" > "$stage
 
 # The guests' plans: THREADS 0 is one caller per CPU, -4 four (fuse_bench)
 mkdir -p "$out/tests"
-cp "$B/tests/fuse_bench" "$out/tests/"
+cp "$B/tests/fuse_bench" "$BROOT/gofuse/bin/ours/gofuse_bench" "$out/tests/"
 {
 	for ((r = 1; r <= reps; r++)); do
 		order="stock ours"
@@ -64,6 +66,12 @@ cp "$B/tests/fuse_bench" "$out/tests/"
 					for mode in single unbound bound; do
 						[ $m = stock ] && [ $mode = bound ] && continue
 						echo "run 60 fuse_bench $mode $wl $t $ops"
+					done
+					# go-fuse's daemon: the mount fd alone,
+					# and on ours clones bound by node, by CPU
+					for mode in single node cpu; do
+						[ $m = stock ] && [ $mode != single ] && continue
+						echo "run 60 gofuse_bench $mode $wl $t $ops"
 					done
 				done
 			done
@@ -141,6 +149,10 @@ for nodes in 2 4; do
 	sed -n "/^## smp-4-nodes-$nodes\$/,/^## /p" "$chk/results/results.md" 2>/dev/null |
 		grep -qE '^\| getattr \| [0-9]+ \| bound \| - \| [0-9]+ \| [0-9.]+x \|' || r=1
 	tap_result $r "its table has the $nodes-node bound row with a ratio to stock" "$chk/results/results.md"
+	r=0
+	sed -n "/^## smp-4-nodes-$nodes\$/,/^## /p" "$chk/results/results.md" 2>/dev/null |
+		grep -qE '^\| getattr \| [0-9]+ \| go-node \| - \| [0-9]+ \| [0-9.]+x \|' || r=1
+	tap_result $r "and go-fuse's bound-by-node row, with a ratio to stock go-fuse" "$chk/results/results.md"
 done
 mkdir -p "$B/runs/bundle"
 cp -r "$chk/results"/. "$B/runs/bundle/" 2>/dev/null || true

@@ -26,6 +26,9 @@
 # LINES_REQS (requests per run, 1000), LINES_RUNS (3), LINES_REPEAT (1,
 # the default: boot the first machine twice, and say whether the second
 # boot counted the same; 0: once),
+# LINES_GOFUSE (1, the default: go-fuse's benchmark daemon too, gofuse/bench,
+# the mount fd alone on stock and ours, clones unbound and bound by node
+# and by CPU on ours; 0: not),
 # LINES_MIXED_TOPOS ("smp=4 nodes=2|smp=8 nodes=2"; "none": not run),
 # LINES_MIXED_OPS (operations per caller, 300), LINES_OUT.
 . "$(dirname "$0")/lib.sh"
@@ -43,11 +46,14 @@ if [ "$what" = check ]; then
 else
 	bench_build
 	"$TOP/rig/selftests.sh"
+	[ "${LINES_GOFUSE:-1}" != 1 ] || "$TOP/rig/gofuse.sh" bench
 fi
 rm -rf "$out"
 mkdir -p "$out/tests" "$out/modules"
 # A small initramfs: under the plugin, unpacking costs as much as a run
 cp "$B/tests/fuse_bench" "$B/tests/lines_probe" "$out/tests/"
+[ "$what" = check ] || [ "${LINES_GOFUSE:-1}" != 1 ] ||
+	cp "$BROOT/gofuse/bin/ours/gofuse_bench" "$out/tests/"
 [ "$what" = check ] || cp "$B/modules-bench"/*.ko "$out/modules/"
 cc -O2 -Wall -shared -fPIC -I"$(qemu_plugin_include)" \
 	-o "$out/lines.so" "$TOP/rig/pathprof/lines.c"
@@ -134,6 +140,11 @@ lines_plan() {	# CPUS
 					for mode in unbound bound; do
 						[ $m = stock ] && [ $mode != unbound ] && continue
 						echo "sh 900 FUSE_BENCH_MARK=1 fuse_bench $mode $wl $t $ops"
+					done
+					[ "${LINES_GOFUSE:-1}" = 1 ] || continue
+					for mode in single unbound node cpu; do
+						[ $m = stock ] && [ $mode != single ] && continue
+						echo "sh 900 FUSE_BENCH_MARK=1 gofuse_bench $mode $wl $t $ops"
 					done
 				done
 			done

@@ -249,15 +249,27 @@ def summarize(r, counts, res):
 
 def label(r):
     p = r["plan"].split()
+    mod = r["module"]
+    if "gofuse_bench" in p:
+        i = p.index("gofuse_bench")
+        mode, wl, threads = p[i + 1], p[i + 2], int(p[i + 3])
+        return wl, threads, "%s go-fuse %s" % (mod, GO_NAMES.get(mode, mode))
     i = p.index("fuse_bench")
     mode, wl, threads = p[i + 1], p[i + 2], int(p[i + 3])
-    mod = r["module"]
     name = {"stock": "stock clone_fd", "ours": "ours " + mode}[mod] \
         if mode == "unbound" else "ours " + mode
     return wl, threads, name
 
 
 MODES = ["stock clone_fd", "ours unbound", "ours bound"]
+# go-fuse's benchmark daemon (gofuse/bench): the mount fd alone, as go-fuse
+# reads it, on stock and ours; on ours clones pinned per CPU but unbound,
+# and bound by node and by CPU (MountOptions.CloneBind)
+GO_NAMES = {"single": "one fd", "unbound": "clones unbound",
+            "node": "bound node", "cpu": "bound CPU"}
+GO_MODES = ["stock go-fuse one fd", "ours go-fuse one fd",
+            "ours go-fuse clones unbound", "ours go-fuse bound node",
+            "ours go-fuse bound CPU"]
 
 
 def path_lengths(d):
@@ -302,39 +314,46 @@ def report(out, dirs, smap, mixed_dirs=(), pathlen=None):
       "in brackets the transfers of user space (caller and daemon); the "
       "median of the runs, and after ± their spread (half their range, in "
       "% of the median). One caller per CPU, or two.\n")
+    have_go = any(k[2] in GO_MODES for c in results.values() for k in c)
     for (cpus, nodes) in sorted(results):
         cell = results[(cpus, nodes)]
         w("\n### %d vCPUs, %d node%s\n" % (cpus, nodes, "s" if nodes > 1 else ""))
-        w("| workload | callers/CPU | " + " | ".join(MODES) + " |")
-        w("| --- " * (2 + len(MODES)) + "|")
-        for wl in ("getattr", "read"):
-            for callers in (1, 2):
-                row = []
-                for m in MODES:
-                    ss = cell.get((wl, callers, m))
-                    if not ss:
-                        row.append("-")
-                        continue
-                    row.append(fmt_cell(ss))
-                w("| %s | %d | %s |" % (wl, callers, " | ".join(row)))
+        for modes in (MODES, GO_MODES) if have_go else (MODES,):
+            if modes is GO_MODES:
+                w("\ngo-fuse's daemon (gofuse/bench):\n")
+            w("| workload | callers/CPU | " + " | ".join(modes) + " |")
+            w("| --- " * (2 + len(modes)) + "|")
+            for wl in ("getattr", "read"):
+                for callers in (1, 2):
+                    row = []
+                    for m in modes:
+                        ss = cell.get((wl, callers, m))
+                        if not ss:
+                            row.append("-")
+                            continue
+                        row.append(fmt_cell(ss))
+                    w("| %s | %d | %s |" % (wl, callers, " | ".join(row)))
     # Growth with the machine's size
     w("\n### How the figures grow (getattr, one caller per CPU; kernel transfers "
       "per request, cross-node in brackets, and the share of requests read on "
       "the CPU that issued them)\n")
-    w("| vCPUs × nodes | " + " | ".join(MODES) + " |")
-    w("| --- " * (1 + len(MODES)) + "|")
-    for (cpus, nodes) in sorted(results):
-        row = []
-        for m in MODES:
-            ss = results[(cpus, nodes)].get(("getattr", 1, m))
-            if not ss:
-                row.append("-")
-                continue
-            row.append("%.1f (%.1f), %.0f %%" % (
-                median([per_req(s, range(4)) for s in ss]),
-                median([per_req(s, (1, 3)) for s in ss]),
-                median([s["local"] for s in ss])))
-        w("| %d × %d | %s |" % (cpus, nodes, " | ".join(row)))
+    for modes in (MODES, GO_MODES) if have_go else (MODES,):
+        if modes is GO_MODES:
+            w("\ngo-fuse's daemon:\n")
+        w("| vCPUs × nodes | " + " | ".join(modes) + " |")
+        w("| --- " * (1 + len(modes)) + "|")
+        for (cpus, nodes) in sorted(results):
+            row = []
+            for m in modes:
+                ss = results[(cpus, nodes)].get(("getattr", 1, m))
+                if not ss:
+                    row.append("-")
+                    continue
+                row.append("%.1f (%.1f), %.0f %%" % (
+                    median([per_req(s, range(4)) for s in ss]),
+                    median([per_req(s, (1, 3)) for s in ss]),
+                    median([s["local"] for s in ss])))
+            w("| %d × %d | %s |" % (cpus, nodes, " | ".join(row)))
     # Where they come from, on the largest machine
     if tops:
         big = max(tops)

@@ -27,12 +27,19 @@
 // issuing thread is one of the load threads (by the pid in their header),
 // read on the CPU (node) it runs on. The reader's CPU and node are those
 // RDTSCP reports (IA32_TSC_AUX, which Linux sets to (node << 12) | cpu).
+//
+// The load runs in a child process (the same binary, "-load"), so that
+// its threads, locked to OS threads and pinned, do not share the
+// daemon's Go runtime (its Ps) as no caller of a real daemon does. The
+// child says which thread runs on which CPU, waits for a byte on its
+// stdin, runs, and prints its count, time and latencies.
 package main
 
 import (
 	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"sort"
 	"strconv"
@@ -227,6 +234,8 @@ func mark() {
 
 type worker struct {
 	cpu  int
+	tid  int
+	node int
 	ops  int
 	lat  []float64
 	busy time.Duration
@@ -241,9 +250,7 @@ func (w *worker) run(workload string, ready, start *sync.WaitGroup, done *sync.W
 	if err := pin(w.cpu); err != nil {
 		w.err = err
 	}
-	tid := unix.Gettid()
-	tidNode[tid%maxTid] = int32(tscAux() >> 12)
-	tidCPU[tid%maxTid] = int32(w.cpu + 1)
+	w.tid, w.node = unix.Gettid(), int(tscAux()>>12)
 	path := fmt.Sprintf("%s/b%d", mnt, w.cpu)
 	fd, err := unix.Open(path, unix.O_RDONLY, 0)
 	if err != nil && w.err == nil {
@@ -277,7 +284,67 @@ func (w *worker) run(workload string, ready, start *sync.WaitGroup, done *sync.W
 	}
 }
 
+// load is the child: THREADS load threads, each pinned to a CPU, OPS
+// operations each. It prints "T tid cpu node" per thread and "READY",
+// runs once a byte arrives on stdin, then prints "R secs p50 p99 count"
+// (or "E error").
+func load(workload string, cpus []int, nthreads, ops int) {
+	ws := make([]*worker, nthreads)
+	var ready, start, done sync.WaitGroup
+	ready.Add(nthreads)
+	start.Add(1)
+	done.Add(nthreads)
+	for i := range ws {
+		ws[i] = &worker{cpu: cpus[i%len(cpus)], ops: ops, lat: make([]float64, 0, ops)}
+		go ws[i].run(workload, &ready, &start, &done)
+	}
+	ready.Wait()
+	for _, w := range ws {
+		fmt.Printf("T %d %d %d\n", w.tid, w.cpu, w.node)
+	}
+	fmt.Println("READY")
+	var b [1]byte
+	os.Stdin.Read(b[:])
+	start.Done()
+	done.Wait()
+	var all []float64
+	var secs float64
+	for _, w := range ws {
+		all = append(all, w.lat...)
+		if w.busy.Seconds() > secs {
+			secs = w.busy.Seconds()
+		}
+		if w.err != nil {
+			fmt.Printf("E %v\n", w.err)
+			return
+		}
+	}
+	sort.Float64s(all)
+	pct := func(p float64) float64 {
+		if len(all) == 0 {
+			return 0
+		}
+		i := int(float64(len(all)) * p)
+		if i >= len(all) {
+			i = len(all) - 1
+		}
+		return all[i]
+	}
+	fmt.Printf("R %.6f %.3f %.3f %d\n", secs, pct(0.5), pct(0.99), len(all))
+}
+
 func main() {
+	if len(os.Args) == 6 && os.Args[1] == "-load" {
+		nthreads, _ := strconv.Atoi(os.Args[3])
+		ops, _ := strconv.Atoi(os.Args[4])
+		var cpus []int
+		for _, c := range strings.Split(os.Args[5], ",") {
+			n, _ := strconv.Atoi(c)
+			cpus = append(cpus, n)
+		}
+		load(os.Args[2], cpus, nthreads, ops)
+		return
+	}
 	if len(os.Args) != 5 {
 		fmt.Fprintf(os.Stderr, "usage: %s single|unbound|node|cpu getattr|read THREADS OPS\n", os.Args[0])
 		os.Exit(2)
@@ -319,26 +386,68 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mount:", err)
 		os.Exit(1)
 	}
-
-	ws := make([]*worker, nthreads)
-	var ready, start, done sync.WaitGroup
-	ready.Add(nthreads)
-	start.Add(1)
-	done.Add(nthreads)
-	for i := range ws {
-		ws[i] = &worker{cpu: cpus[i%len(cpus)], ops: ops, lat: make([]float64, 0, ops)}
-		go ws[i].run(workload, &ready, &start, &done)
+	res, err := runLoad(mode, workload, cpus, nthreads, ops)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "workload error:", err)
 	}
-	ready.Wait()
+	if err := srv.Unmount(); err != nil {
+		fmt.Fprintln(os.Stderr, "unmount:", err)
+	}
+	if err != nil {
+		os.Exit(1)
+	}
+	fmt.Print(res)
+}
+
+// runLoad runs the load in a child process and returns the result line.
+func runLoad(mode, workload string, cpus []int, nthreads, ops int) (string, error) {
+	var list []string
+	for _, c := range cpus {
+		list = append(list, strconv.Itoa(c))
+	}
+	cmd := exec.Command("/proc/self/exe", "-load", workload, strconv.Itoa(nthreads),
+		strconv.Itoa(ops), strings.Join(list, ","))
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return "", err
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", err
+	}
+	defer cmd.Wait()
+	out := bufio.NewScanner(outPipe)
+	for out.Scan() && out.Text() != "READY" {
+		var tid, cpu, node int
+		if n, _ := fmt.Sscanf(out.Text(), "T %d %d %d", &tid, &cpu, &node); n == 3 {
+			tidCPU[tid%maxTid] = int32(cpu + 1)
+			tidNode[tid%maxTid] = int32(node)
+		}
+	}
 	for i := range stats {
 		stats[i] = cpuStat{}
 	}
 	ctx0, ipi0 := procStatCtxt(), procIPIs()
 	mark()
-	start.Done()
-	done.Wait()
+	in.Write([]byte{1})
+	var secs, p50, p99 float64
+	var count int
+	var line string
+	for out.Scan() {
+		line = out.Text()
+		if strings.HasPrefix(line, "R ") || strings.HasPrefix(line, "E ") {
+			break
+		}
+	}
 	mark()
 	ctx1, ipi1 := procStatCtxt(), procIPIs()
+	if n, _ := fmt.Sscanf(line, "R %f %f %f %d", &secs, &p50, &p99, &count); n != 4 {
+		return "", fmt.Errorf("the load: %q", line)
+	}
 
 	var reqs, known, lc, ln uint64
 	for i := range stats {
@@ -346,29 +455,6 @@ func main() {
 		known += atomic.LoadUint64(&stats[i].known)
 		lc += atomic.LoadUint64(&stats[i].localCPU)
 		ln += atomic.LoadUint64(&stats[i].localNode)
-	}
-	var all []float64
-	var secs float64
-	var werr error
-	for _, w := range ws {
-		all = append(all, w.lat...)
-		if w.busy.Seconds() > secs {
-			secs = w.busy.Seconds()
-		}
-		if w.err != nil {
-			werr = w.err
-		}
-	}
-	sort.Float64s(all)
-	pct := func(p float64) float64 {
-		if len(all) == 0 {
-			return 0
-		}
-		i := int(float64(len(all)) * p)
-		if i >= len(all) {
-			i = len(all) - 1
-		}
-		return all[i]
 	}
 	share := func(x uint64) float64 {
 		if known == 0 {
@@ -385,14 +471,7 @@ func main() {
 	if secs <= 0 {
 		secs = 1e-9
 	}
-	fmt.Printf("go-%s\t%s\t%d\t%d\t%.6f\t%.0f\t%.3f\t%.3f\t%.1f\t%.1f\t%.2f\t%.2f\t%d\n",
-		mode, workload, nthreads, ops, secs, float64(len(all))/secs, pct(0.5), pct(0.99),
-		share(lc), share(ln), per(ctx1-ctx0), per(ipi1-ipi0), reqs)
-	if err := srv.Unmount(); err != nil {
-		fmt.Fprintln(os.Stderr, "unmount:", err)
-	}
-	if werr != nil {
-		fmt.Fprintln(os.Stderr, "workload error:", werr)
-		os.Exit(1)
-	}
+	return fmt.Sprintf("go-%s\t%s\t%d\t%d\t%.6f\t%.0f\t%.3f\t%.3f\t%.1f\t%.1f\t%.2f\t%.2f\t%d\n",
+		mode, workload, nthreads, ops, secs, float64(count)/secs, p50, p99,
+		share(lc), share(ln), per(ctx1-ctx0), per(ipi1-ipi0), reqs), nil
 }

@@ -86,7 +86,8 @@ END {
 	print "\nWall-clock figures: medians of the repeats in one guest boot per topology. " \
 	      "ours/stock compares ops/s with the stock row of the same workload and " \
 	      "callers: unbound (one clone per CPU, as libfuse -o clone_fd) for the clone " \
-	      "modes, one fd for single."
+	      "modes, one fd for single; go-MODE rows are go-fuse's daemon " \
+	      "(gofuse_bench), compared with stock go-single (go-fuse as it is)."
 	for (t = 1; t <= ntopos; t++) {
 		topo = topos[t]
 		print "\n## " topo "\n"
@@ -95,7 +96,8 @@ END {
 		for (r = 1; r <= nrows[topo]; r++) {
 			split(rows[topo, r], p, SUBSEP)
 			k = topo SUBSEP rows[topo, r]
-			base = topo SUBSEP p[1] SUBSEP p[2] SUBSEP (p[3] == "single" ? "single" : "unbound")
+			base = topo SUBSEP p[1] SUBSEP p[2] SUBSEP \
+			       (p[3] ~ /^go-/ ? "go-single" : p[3] == "single" ? "single" : "unbound")
 			so = med(base SUBSEP "stock" SUBSEP "ops")
 			oo = med(k SUBSEP "ours" SUBSEP "ops")
 			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", p[1], p[2], p[3],
