@@ -42,7 +42,6 @@
 GF=$BROOT/gofuse
 work=$GF/work
 pdir=$TOP/gofuse/patches
-series=$pdir/series
 what=${1:-auto}
 GOFUSE_PKG=golang-github-hanwen-go-fuse
 IMPORT=github.com/hanwen/go-fuse
@@ -151,21 +150,7 @@ make_work() {
 	log "creating build/gofuse/work from Debian's $GOFUSE_PKG and gofuse/patches/"
 	unpack "$GOFUSE_PKG" "$GF/pkg" "$work" "${GOFUSE_UPSTREAM_GIT:-}" 58a7e14 GOFUSE_UPSTREAM_GIT
 	case "$(cat "$work/.rig-dsc")" in *upstream*) check_against_dev "$work" ;; esac
-	cd "$work"
-	git init -q
-	git config user.name "fuse-clone-queues rig"
-	git config user.email "rig@localhost"
-	echo "/.rig-*" >> .git/info/exclude
-	git add -A
-	git commit -q -m "base: Debian's $(cat .rig-dsc)"
-	git tag -f base > /dev/null
-	while IFS= read -r p; do
-		case "$p" in ''|'#'*) continue ;; esac
-		git am -q "$pdir/$p" || die "go-fuse patch $p does not apply"
-	done < "$series"
-	git rev-parse HEAD > .rig-applied
-	echo "$stamp" > .rig-stamp
-	cd "$TOP"
+	git_series "$work" "$pdir" go-fuse "base: Debian's $(cat "$work/.rig-dsc")" "$stamp"
 }
 
 # GOPATH trees: GF/gopath-{stock,ours}/src/github.com/hanwen/go-fuse, a

@@ -89,6 +89,43 @@ hash_files() {
 	cat "$@" 2>/dev/null | sha256sum | cut -c1-16
 }
 
+# The userland series (libfuse/, gofuse/): DIR, a base as unpacked,
+# becomes a git tree with tag "base" and PDIR/series applied on top (git
+# am); .rig-applied and .rig-stamp say what was applied.
+# usage: git_series DIR PDIR WHAT BASE-MESSAGE STAMP
+git_series() {
+	local dir=$1 pdir=$2 what=$3 msg=$4 stamp=$5 p
+	git -C "$dir" init -q
+	git -C "$dir" config user.name "fuse-clone-queues rig"
+	git -C "$dir" config user.email "rig@localhost"
+	echo "/.rig-*" >> "$dir/.git/info/exclude"
+	git -C "$dir" add -A
+	git -C "$dir" commit -q -m "$msg"
+	git -C "$dir" tag -f base > /dev/null
+	while IFS= read -r p; do
+		case "$p" in ''|'#'*) continue ;; esac
+		git -C "$dir" am -q "$pdir/$p" || die "$what patch $p does not apply"
+	done < "$pdir/series"
+	git -C "$dir" rev-parse HEAD > "$dir/.rig-applied"
+	echo "$stamp" > "$dir/.rig-stamp"
+}
+
+# make libfuse-patches, make gofuse-patches: the commits of WORK on top of
+# its tag "base" back to PDIR and its series.  usage: export_series WORK PDIR
+export_series() {
+	local work=$1 pdir=$2
+	[ -d "$work/.git" ] || die "no ${work#"$TOP"/}: make its -work target first"
+	git -C "$work" diff --quiet HEAD || die "${work#"$TOP"/} has uncommitted changes"
+	mkdir -p "$pdir"
+	rm -f "$pdir"/*.patch
+	git -C "$work" format-patch -q --no-signature --zero-commit -o "$pdir" base..HEAD
+	(cd "$pdir" && ls -- *.patch) > "$pdir/series"
+	git -C "$work" rev-parse HEAD > "$work/.rig-applied"
+	# shellcheck disable=SC2046
+	(cd "$pdir" && hash_files series $(grep -v "^#" series)) > "$work/.rig-stamp"
+	log "${pdir#"$TOP"/}/: $(wc -l < "$pdir/series") patches"
+}
+
 # Files of the base the git work tree holds: those the series touches,
 # and what its kselftests build with.
 WORK_PATHS="fs/fuse include/uapi/linux/fuse.h Documentation/filesystems/index.rst MAINTAINERS

@@ -16,7 +16,6 @@
 LF=$BROOT/libfuse
 work=$LF/work
 pdir=$TOP/libfuse/patches
-series=$pdir/series
 stamp=$(cd "$pdir" && hash_files series $(grep -v '^#' series))
 
 command -v meson > /dev/null || die "no meson: apt-get install meson"
@@ -46,22 +45,8 @@ else
 	rm -rf "$tmp/src/.pc"
 	mv "$tmp/src" "$work"
 	rm -rf "$tmp"
-	cd "$work"
-	git init -q
-	git config user.name "fuse-clone-queues rig"
-	git config user.email "rig@localhost"
-	echo "/.rig-*" >> .git/info/exclude
-	git add -A
-	git commit -q -m "base: Debian's ${dsc##*/} with debian/patches applied"
-	git tag -f base > /dev/null
-	while IFS= read -r p; do
-		case "$p" in ''|'#'*) continue ;; esac
-		git am -q "$pdir/$p" || die "libfuse patch $p does not apply"
-	done < "$series"
-	git rev-parse HEAD > .rig-applied
-	echo "$stamp" > .rig-stamp
-	echo "${dsc##*/}" > .rig-dsc
-	cd "$TOP"
+	git_series "$work" "$pdir" libfuse "base: Debian's ${dsc##*/} with debian/patches applied" "$stamp"
+	echo "${dsc##*/}" > "$work/.rig-dsc"
 fi
 
 # The untouched source, for the stock build
