@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# make stress FLAVOR=gofuse: go-fuse with gofuse/patches in a guest with
-# a Debian userland (rig/gofuse-debroot.sh) on Debian 12's own kernel
-# binary, with Debian's fuse.ko (stock) and then ours built against
-# Debian's headers (BASE=6.1, as make check's sshfs guest), in one boot:
+# make stress FLAVOR=gofuse: go-fuse with gofuse/patches in a guest of
+# Debian 12's own kernel binary with the Debian userland of make check's
+# sshfs guest (rig/debroot.sh), with Debian's fuse.ko (stock) and then
+# ours built against Debian's headers (BASE=6.1), in one boot:
 #   go-fuse's own test suite (rig/tests/gofuse_suite.sh): the unpatched
 #   go-fuse's on stock, the baseline; then the patched go-fuse's, every
 #   mount it makes with the option off and with GOFUSE_CLONE_BIND=node,
@@ -15,7 +15,7 @@
 #   (the logged fallback), on ours with the option off, node and cpu
 # go-fuse mounts through fusermount3, which hands the fd over an AF_UNIX
 # socket: the debug guest kernels have no networking, Debian's has.
-# Builds what it needs: rig/gofuse.sh, rig/gofuse-debroot.sh, and
+# Builds what it needs: rig/gofuse.sh, rig/debroot.sh, and
 # Debian's kernel with the modules (lib.sh debian_guest_build), unless
 # GOFUSE_MODDIR names a directory with stock.ko and ours.ko for it.
 # Writes build/6.1/runs/gofuse (the guest), build/6.1/runs/host/gofuse.tap
@@ -28,7 +28,7 @@ BASE=6.1
 topo=${1:-2node}
 GF=$BROOT/gofuse
 "$TOP/rig/gofuse.sh" all
-"$TOP/rig/gofuse-debroot.sh"
+"$TOP/rig/debroot.sh"
 if [ -n "${GOFUSE_MODDIR:-}" ]; then
 	mods=$GOFUSE_MODDIR
 	"$TOP/rig/debkernel.sh"
@@ -50,7 +50,7 @@ cp "$TOP/rig/tests/gofuse_suite.sh" "$TOP/rig/tests/gofuse_daemon.sh" "$dir/test
 # The guest's root: Debian's userland, the patched go-fuse's test
 # binaries, gocryptfs and the benchmark daemon in /gofuse/bin, the
 # unpatched go-fuse's test binaries in /gofuse/stock
-cp "$GF/debroot.tar" "$dir/root.tar"
+cp "$BROOT/libfuse/debroot.tar" "$dir/root.tar"
 tar -rf "$dir/root.tar" -C "$GF/bin/ours" --exclude=./clone.test --transform 's,^\.,./gofuse/bin,' .
 tar -rf "$dir/root.tar" -C "$GF/bin/stock" --transform 's,^\.,./gofuse/stock,' .
 
