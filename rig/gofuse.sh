@@ -136,7 +136,7 @@ check_against_dev() {	# DIR
 	[ $bad = 0 ] || die "the upstream tree is not Debian's go-fuse"
 }
 
-stamp=$(cd "$pdir" && hash_files series $(grep -v '^#' series))
+stamp=$(series_stamp "$pdir")
 make_work() {
 	if [ -d "$work/.git" ] && [ "$(cat "$work/.rig-stamp" 2>/dev/null)" = "$stamp" ]; then
 		return 0

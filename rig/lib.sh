@@ -89,6 +89,12 @@ hash_files() {
 	cat "$@" 2>/dev/null | sha256sum | cut -c1-16
 }
 
+# The stamp of a userland series: PDIR's series and the patches it lists
+series_stamp() {	# PDIR
+	# shellcheck disable=SC2046
+	(cd "$1" && hash_files series $(grep -v '^#' series))
+}
+
 # The userland series (libfuse/, gofuse/): DIR, a base as unpacked,
 # becomes a git tree with tag "base" and PDIR/series applied on top (git
 # am); .rig-applied and .rig-stamp say what was applied.
@@ -121,8 +127,7 @@ export_series() {
 	git -C "$work" format-patch -q --no-signature --zero-commit -o "$pdir" base..HEAD
 	(cd "$pdir" && ls -- *.patch) > "$pdir/series"
 	git -C "$work" rev-parse HEAD > "$work/.rig-applied"
-	# shellcheck disable=SC2046
-	(cd "$pdir" && hash_files series $(grep -v "^#" series)) > "$work/.rig-stamp"
+	series_stamp "$pdir" > "$work/.rig-stamp"
 	log "${pdir#"$TOP"/}/: $(wc -l < "$pdir/series") patches"
 }
 

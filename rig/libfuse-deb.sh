@@ -22,7 +22,7 @@ pdir=$TOP/libfuse/patches
 dsc=$LF/pkg/$(cat "$LF/work/.rig-dsc")
 [ -f "$dsc" ] || die "no $dsc: run make libfuse-work"
 suffix=+clonebind1
-stamp="$(cd "$pdir" && hash_files series $(grep -v '^#' series)) ${dsc##*/}$suffix"
+stamp="$(series_stamp "$pdir") ${dsc##*/}$suffix"
 if [ "$(cat "$out/.rig-stamp" 2>/dev/null)" = "$stamp" ] &&
    ls "$out"/libfuse3-3_*.deb > /dev/null 2>&1; then
 	log "libfuse debs up to date in ${out#$TOP/}"

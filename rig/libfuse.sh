@@ -16,7 +16,7 @@
 LF=$BROOT/libfuse
 work=$LF/work
 pdir=$TOP/libfuse/patches
-stamp=$(cd "$pdir" && hash_files series $(grep -v '^#' series))
+stamp=$(series_stamp "$pdir")
 
 command -v meson > /dev/null || die "no meson: apt-get install meson"
 command -v dpkg-source > /dev/null || die "no dpkg-source: apt-get install dpkg-dev"
