@@ -2,10 +2,17 @@
 /*
  * FUSE: /dev/fuse devices bound to CPUs and NUMA nodes
  *
- * FUSE_DEV_IOC_BIND gives a device an input queue of its own and maps each
- * possible CPU to a bound device: the one bound to it, else those on the
- * nearest node with any, the CPUs of a node taking turns.  dev.c queues a
- * request there only while a reader of the device is woken for it.
+ * FUSE_DEV_IOC_BIND gives a device an input queue of its own, and each
+ * possible CPU maps to a bound device: the one bound to it, else one of the
+ * nearest node's with any, the CPUs taking turns.  A request waits on the
+ * queue of the device its CPU maps to and wakes the nearest idle reader:
+ * one of that device, else one of its node, else one of the nearest node
+ * with one, else any reader of the connection.  A reader takes the shared
+ * queue's work first (interrupts, forgets, resent requests), then its own
+ * device's, then the other devices', nearest node first, and sleeps only
+ * when all are empty.  So no request waits while a reader is idle, and a
+ * device's queue is locked by its CPU's callers and its node's readers
+ * alone while they keep up.
  *
  * Lock order: bind_mutex, fc->lock, a device's queue lock, fc->iq.lock.
  * See Documentation/filesystems/fuse-clone-queues.rst.
@@ -21,6 +28,9 @@
 #define CREATE_TRACE_POINTS
 #include "dev_bind_trace.h"
 
+/* Enabled at the first binding: until then, no request takes a look */
+DEFINE_STATIC_KEY_FALSE(fuse_bind_used);
+
 /* A bound device's queue and binding, freed after an RCU grace period */
 struct fuse_bound {
 	struct fuse_iqueue iq;
@@ -30,71 +40,125 @@ struct fuse_bound {
 	struct rcu_head rcu;
 };
 
-static struct fuse_bound *fuse_bound_of(struct fuse_dev *fud)
+/* The idle readers of a node's devices wait here too */
+struct fuse_bind_node {
+	wait_queue_head_t waitq;
+} ____cacheline_aligned_in_smp;
+
+/*
+ * Where each CPU's requests go, and where a reader looks for work, nearest
+ * first; rebuilt when a binding changes, published with RCU.
+ */
+struct fuse_bind_map {
+	struct rcu_head rcu;
+	unsigned int nr_devs;
+	unsigned int nr_near;
+	struct fuse_bound **devs;	/* by node: n's from devs[first[n]] */
+	unsigned int *first;		/* nr_node_ids + 1 */
+	int *near;			/* per node, nr_near nodes: with devices, */
+					/* nearest first, -1 after the last */
+	struct fuse_bound *dev[];	/* per possible CPU */
+};
+
+/* Device queues nest inside nothing: a lockdep class of their own */
+static struct lock_class_key fuse_bound_lock_key;
+
+static struct fuse_bound *fuse_bound_of(struct fuse_iqueue *fiq)
 {
-	return fud->iq ? container_of(fud->iq, struct fuse_bound, iq) : NULL;
+	return fiq ? container_of(fiq, struct fuse_bound, iq) : NULL;
 }
 
+/* A CPU of no node (NUMA_NO_NODE) counts as node 0's */
 static int fuse_cpu_node(unsigned int cpu)
 {
 	return max(cpu_to_node(cpu), 0);
 }
 
-/* Map every possible CPU to a bound device, the blk-mq way */
-static void fuse_bind_fill(struct fuse_conn *fc, struct fuse_bind_map *map)
+static struct fuse_bind_map *fuse_bind_map_alloc(unsigned int nr_devs,
+						 gfp_t gfp)
 {
-	struct fuse_bound *b;
-	unsigned int cpu;
-	int node;
+	unsigned int nr_near = min(nr_devs, nr_node_ids);
+	struct fuse_bind_map *map;
+	size_t size = struct_size(map, dev, nr_cpu_ids) +
+		      nr_devs * sizeof(*map->devs) +
+		      (nr_node_ids + 1) * sizeof(*map->first) +
+		      nr_node_ids * nr_near * sizeof(*map->near);
 
-	list_for_each_entry(b, &fc->bound, entry)
-		if (b->cpu >= 0)
-			map->fiq[b->cpu] = &b->iq;
-	for_each_node(node) {
-		int near = INT_MAX;
-
-		list_for_each_entry(b, &fc->bound, entry)
-			near = min(near, node_distance(node, b->node));
-		b = list_last_entry(&fc->bound, struct fuse_bound, entry);
-		for_each_possible_cpu(cpu) {
-			if (map->fiq[cpu] || fuse_cpu_node(cpu) != node)
-				continue;
-			/* The devices of the nearest node take turns */
-			do {
-				b = list_next_entry_circular(b, &fc->bound,
-							     entry);
-			} while (node_distance(node, b->node) != near);
-			map->fiq[cpu] = &b->iq;
-		}
+	map = kvzalloc(size, gfp);
+	if (map) {
+		map->nr_devs = nr_devs;
+		map->nr_near = nr_near;
+		map->devs = (struct fuse_bound **)&map->dev[nr_cpu_ids];
+		map->first = (unsigned int *)&map->devs[nr_devs];
+		map->near = (int *)&map->first[nr_node_ids + 1];
 	}
+	return map;
 }
 
-static struct fuse_bind_map *fuse_bind_map_alloc(void)
+/* Fill @map from fc->bound: O(CPUs + devices * nodes + nodes^2 * nr_near) */
+static void fuse_bind_fill(struct fuse_conn *fc, struct fuse_bind_map *map)
 {
-	struct fuse_bind_map *map;
+	unsigned int cpu, i = 0;
+	struct fuse_bound *b;
+	int node, m, k, n;
 
-	return kvzalloc(struct_size(map, fiq, nr_cpu_ids), GFP_KERNEL_ACCOUNT);
+	for (node = 0; node < nr_node_ids; node++) {
+		map->first[node] = i;
+		list_for_each_entry(b, &fc->bound, entry)
+			if (b->node == node)
+				map->devs[i++] = b;
+	}
+	map->first[nr_node_ids] = i;
+	for (node = 0; node < nr_node_ids; node++) {
+		int *near = map->near + node * map->nr_near;
+
+		for (m = 0, n = 0; m < nr_node_ids; m++) {
+			if (map->first[m] == map->first[m + 1])
+				continue;
+			for (k = n++; k && node_distance(node, near[k - 1]) >
+					   node_distance(node, m); k--)
+				near[k] = near[k - 1];
+			near[k] = m;
+		}
+		if (n < map->nr_near)
+			near[n] = -1;
+	}
+	list_for_each_entry(b, &fc->bound, entry)
+		if (b->cpu >= 0)
+			map->dev[b->cpu] = b;
+	i = 0;
+	for_each_possible_cpu(cpu) {
+		if (map->dev[cpu])
+			continue;
+		m = map->near[fuse_cpu_node(cpu) * map->nr_near];
+		n = map->first[m + 1] - map->first[m];
+		map->dev[cpu] = map->devs[map->first[m] + i++ % n];
+	}
 }
 
 /*
  * Publish @map, filled from fc->bound, or none if no device is bound.
- * Without a map for a device that is going away (@gone), its CPUs go to
- * the shared queue until the next binding: releasing must not fail.
+ * Without a map, a device that is going away (@gone) is taken off the old
+ * one in place, and its CPUs' requests go to the shared queue until the
+ * next binding: releasing must not fail.
  */
 static void fuse_bind_publish(struct fuse_conn *fc, struct fuse_bind_map *map,
 			      struct fuse_bound *gone)
 {
 	struct fuse_bind_map *old;
-	unsigned int cpu;
+	unsigned int i;
 
 	old = rcu_dereference_protected(fc->bind_map,
 					lockdep_is_held(&fc->bind_mutex));
 	if (map) {
 		fuse_bind_fill(fc, map);
 	} else if (!list_empty(&fc->bound)) {
-		for_each_possible_cpu(cpu)
-			if (old->fiq[cpu] == &gone->iq)
-				WRITE_ONCE(old->fiq[cpu], NULL);
+		for_each_possible_cpu(i)
+			if (old->dev[i] == gone)
+				WRITE_ONCE(old->dev[i], NULL);
+		for (i = 0; i < old->nr_devs; i++)
+			if (old->devs[i] == gone)
+				WRITE_ONCE(old->devs[i], NULL);
 		return;
 	}
 	rcu_assign_pointer(fc->bind_map, map);
@@ -102,14 +166,57 @@ static void fuse_bind_publish(struct fuse_conn *fc, struct fuse_bind_map *map,
 		kvfree_rcu(old, rcu);
 }
 
-/* Take @b off the map (bind_mutex held); this cannot fail */
+/*
+ * Disconnect @b's queue, so that nothing is queued there again, and move
+ * what waits there to the shared queue, waking a reader for each.  If the
+ * shared queue is disconnected, the abort under way ends them on @b.
+ */
+static void fuse_bind_requeue(struct fuse_conn *fc, struct fuse_bound *b)
+{
+	struct fuse_req *req;
+	int n = 0;
+
+	spin_lock(&b->iq.lock);
+	b->iq.connected = 0;
+	spin_lock(&fc->iq.lock);
+	if (fc->iq.connected) {
+		list_for_each_entry(req, &b->iq.pending, list) {
+			WRITE_ONCE(req->fiq, &fc->iq);
+			n++;
+		}
+		list_splice_tail_init(&b->iq.pending, &fc->iq.pending);
+	}
+	spin_unlock(&fc->iq.lock);
+	spin_unlock(&b->iq.lock);
+	while (n--)
+		fuse_bind_wake_shared(fc);
+}
+
+/* Make @b take requests (fc->lock held) or refuse them */
+static void fuse_bind_connect(struct fuse_bound *b, bool on)
+{
+	spin_lock(&b->iq.lock);
+	b->iq.connected = on;
+	spin_unlock(&b->iq.lock);
+}
+
+/*
+ * Take @b off the map (bind_mutex held), and move what waits on its queue
+ * to the shared one; its readers wake and wait as unbound ones.  Cannot fail.
+ */
 static void fuse_bind_unmap(struct fuse_conn *fc, struct fuse_bound *b)
 {
+	struct fuse_bind_map *map = NULL;
+
 	if (list_empty(&b->entry))
 		return;
 	list_del_init(&b->entry);
-	fuse_bind_publish(fc, list_empty(&fc->bound) ? NULL :
-			  fuse_bind_map_alloc(), b);
+	if (!list_empty(&fc->bound))
+		map = fuse_bind_map_alloc(list_count_nodes(&fc->bound),
+					  GFP_NOWAIT | __GFP_NOWARN);
+	fuse_bind_publish(fc, map, b);
+	fuse_bind_requeue(fc, b);
+	wake_up_all(&b->iq.waitq);
 }
 
 static int fuse_bind_check(struct fuse_conn *fc, struct fuse_bound *b,
@@ -150,8 +257,8 @@ static int fuse_bind_check(struct fuse_conn *fc, struct fuse_bound *b,
  * @uarg: the binding, struct fuse_dev_bind
  *
  * A device gets its queue at its first binding and keeps it until it is
- * released; unbound again, it is off the map, and requests already queued
- * there are read by the readers woken for them.
+ * released.  Unbound again, it is off the map, and what waited on its
+ * queue moves to the shared queue.
  *
  * Return: 0, or a negative errno as uapi/linux/fuse.h documents; a failed
  * binding changes nothing.
@@ -159,11 +266,12 @@ static int fuse_bind_check(struct fuse_conn *fc, struct fuse_bound *b,
 long fuse_bind_ioctl(struct fuse_dev *fud,
 		     const struct fuse_dev_bind __user *uarg)
 {
+	struct fuse_bind_node *nodes = NULL;
 	struct fuse_bind_map *map = NULL;
 	struct fuse_dev_bind arg;
 	struct fuse_bound *b;
 	struct fuse_conn *fc;
-	int err;
+	int err, node;
 
 	if (!fud)
 		return -EPERM;
@@ -171,7 +279,7 @@ long fuse_bind_ioctl(struct fuse_dev *fud,
 		return -EFAULT;
 	fc = fud->fc;
 	mutex_lock(&fc->bind_mutex);
-	b = fuse_bound_of(fud);
+	b = fuse_bound_of(fud->iq);
 	err = fuse_bind_check(fc, b, &arg);
 	if (err || (!arg.flags && !b))
 		goto out;
@@ -180,30 +288,47 @@ long fuse_bind_ioctl(struct fuse_dev *fud,
 		goto out;
 	}
 	err = -ENOMEM;
-	map = fuse_bind_map_alloc();
+	map = fuse_bind_map_alloc(list_count_nodes(&fc->bound) +
+				  (!b || list_empty(&b->entry)), GFP_KERNEL_ACCOUNT);
 	if (!map)
 		goto out;
+	if (!fc->bind_nodes) {
+		nodes = kvcalloc(nr_node_ids, sizeof(*nodes), GFP_KERNEL_ACCOUNT);
+		if (!nodes)
+			goto out;
+		for (node = 0; node < nr_node_ids; node++)
+			init_waitqueue_head(&nodes[node].waitq);
+	}
 	if (!b) {
 		b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
 		if (!b)
 			goto out;
 		fuse_iqueue_init(&b->iq, fc->iq.ops, NULL);
+		lockdep_set_class(&b->iq.lock, &fuse_bound_lock_key);
 		INIT_LIST_HEAD(&b->entry);
-		/* Under fc->lock, so that an abort finds it or it is born so */
-		spin_lock(&fc->lock);
-		b->iq.connected = fc->connected;
-		/* Pairs with smp_load_acquire() in fuse_dev_do_read() */
-		smp_store_release(&fud->iq, &b->iq);
-		spin_unlock(&fc->lock);
 	}
+	if (nodes) {
+		fc->bind_nodes = nodes;
+		nodes = NULL;
+		static_branch_enable(&fuse_bind_used);
+	}
+	/* Under fc->lock: an abort finds it, or it is born disconnected */
+	spin_lock(&fc->lock);
+	fuse_bind_connect(b, fc->connected);
+	/* Pairs with smp_load_acquire() in fuse_bind_take() and _wait() */
+	smp_store_release(&fud->iq, &b->iq);
+	spin_unlock(&fc->lock);
 	b->cpu = arg.cpu;
-	b->node = arg.cpu >= 0 ? fuse_cpu_node(arg.cpu) : arg.node;
+	WRITE_ONCE(b->node, arg.cpu >= 0 ? fuse_cpu_node(arg.cpu) : arg.node);
 	list_move_tail(&b->entry, &fc->bound);
 	fuse_bind_publish(fc, map, b);
+	/* Its sleeping readers move to their node's waitqueue */
+	wake_up_all(&b->iq.waitq);
 	map = NULL;
 	err = 0;
 out:
 	mutex_unlock(&fc->bind_mutex);
+	kvfree(nodes);
 	kvfree(map);
 	return err;
 }
@@ -216,7 +341,7 @@ out:
  */
 void fuse_bind_release(struct fuse_dev *fud)
 {
-	struct fuse_bound *b = fuse_bound_of(fud);
+	struct fuse_bound *b = fuse_bound_of(fud->iq);
 	struct fuse_conn *fc = fud->fc;
 
 	if (!b)
@@ -224,10 +349,291 @@ void fuse_bind_release(struct fuse_dev *fud)
 	mutex_lock(&fc->bind_mutex);
 	fuse_bind_unmap(fc, b);
 	mutex_unlock(&fc->bind_mutex);
-	fuse_dev_requeue(&b->iq, &fc->iq);
 	/* Under fc->lock, so that an abort no longer finds it */
 	spin_lock(&fc->lock);
 	fud->iq = NULL;
 	spin_unlock(&fc->lock);
 	kfree_rcu(b, rcu);
+}
+
+/**
+ * fuse_bind_free - free what binding allocated for a connection
+ * @fc: the connection, which has no devices left
+ */
+void fuse_bind_free(struct fuse_conn *fc)
+{
+	kvfree(fc->bind_nodes);
+}
+
+/*
+ * Wake the nearest idle reader for work on @b's queue (NULL: the shared
+ * queue's) from @node: one of @b, else one of each node nearest @node
+ * first, else an unbound reader, and every poller.  The readers of the
+ * device bound to @busy, a CPU busy issuing background requests, are
+ * passed over: they could not run before their issuer yields.
+ */
+static void fuse_bind_wake(struct fuse_conn *fc, struct fuse_bind_map *map,
+			   struct fuse_bound *b, int node, int busy)
+{
+	const int *near = map->near + node * map->nr_near;
+	unsigned int i;
+
+	/*
+	 * The work is queued before the waitqueues are looked at, and a
+	 * reader is on them before it looks for work (set_current_state() in
+	 * fuse_bind_wait(), smp_mb() in fuse_dev_poll()): each sees the other,
+	 * so the lockless waitqueue_active() below misses no sleeper.
+	 */
+	smp_mb();
+	/* The device's own readers first, unless they wait for @busy */
+	if (b && waitqueue_active(&b->iq.waitq) &&
+	    (busy < 0 || b->cpu != busy) &&
+	    __wake_up(&b->iq.waitq, TASK_NORMAL, 1,
+		      poll_to_key(EPOLLIN | EPOLLRDNORM)))
+		return;
+	for (i = 0; i < map->nr_near && near[i] >= 0; i++) {
+		wait_queue_head_t *wq = &fc->bind_nodes[near[i]].waitq;
+
+		/* Ordered by the smp_mb() above */
+		if (waitqueue_active(wq) &&
+		    __wake_up(wq, TASK_NORMAL, 1, &busy))
+			return;
+	}
+	/* Ordered by the smp_mb() above */
+	if (waitqueue_active(&fc->iq.waitq))
+		wake_up(&fc->iq.waitq);
+	kill_fasync(&fc->iq.fasync, SIGIO, POLL_IN);
+}
+
+/**
+ * fuse_bind_queue - queue a request on the device its CPU maps to
+ * @req: the request, with its id and req->cpu set
+ *
+ * Return: true if it is queued there, false if it goes to the shared
+ * queue (no device is bound, or the device is going away).
+ */
+bool fuse_bind_queue(struct fuse_req *req)
+{
+	struct fuse_conn *fc = req->fm->fc;
+	struct fuse_bind_map *map;
+	struct fuse_bound *b;
+	bool queued = false;
+
+	rcu_read_lock();
+	map = rcu_dereference(fc->bind_map);
+	b = map ? READ_ONCE(map->dev[req->cpu]) : NULL;
+	if (b) {
+		spin_lock(&b->iq.lock);
+		if (b->iq.connected) {
+			list_add_tail(&req->list, &b->iq.pending);
+			WRITE_ONCE(req->fiq, &b->iq);
+			queued = true;
+		}
+		spin_unlock(&b->iq.lock);
+	}
+	if (queued)
+		fuse_bind_wake(fc, map, b, READ_ONCE(b->node),
+			       test_bit(FR_BACKGROUND, &req->flags) ?
+			       req->cpu : -1);
+	rcu_read_unlock();
+	return queued;
+}
+
+/**
+ * fuse_bind_wake_shared - wake a reader for work on the shared queue
+ * @fc: the connection
+ *
+ * The nearest idle bound reader, else an unbound one; as stock without a map.
+ */
+void fuse_bind_wake_shared(struct fuse_conn *fc)
+{
+	struct fuse_bind_map *map;
+
+	rcu_read_lock();
+	map = rcu_dereference(fc->bind_map);
+	if (map) {
+		fuse_bind_wake(fc, map, NULL,
+			       fuse_cpu_node(raw_smp_processor_id()), -1);
+	} else {
+		wake_up(&fc->iq.waitq);
+		kill_fasync(&fc->iq.fasync, SIGIO, POLL_IN);
+	}
+	rcu_read_unlock();
+}
+
+/* Lock @fiq if it holds a request, the lockless look first */
+static bool fuse_bind_lock_busy(struct fuse_iqueue *fiq)
+{
+	if (list_empty(&fiq->pending))
+		return false;
+	spin_lock(&fiq->lock);
+	if (fiq->connected && !list_empty(&fiq->pending))
+		return true;
+	spin_unlock(&fiq->lock);
+	return false;
+}
+
+/**
+ * fuse_bind_take - find the queue a reader of @fud takes from next
+ * @fud: the reading device
+ *
+ * The shared queue if it has work or the connection binds nothing, else
+ * @fud's own queue, else another device's with a request, its node's
+ * first and the nearest nodes' next.
+ *
+ * Return: that queue, locked, or NULL if all are empty.
+ */
+struct fuse_iqueue *fuse_bind_take(struct fuse_dev *fud)
+{
+	struct fuse_conn *fc = fud->fc;
+	/* Pairs with smp_store_release() in fuse_bind_ioctl() */
+	struct fuse_bound *own = fuse_bound_of(smp_load_acquire(&fud->iq)), *b;
+	struct fuse_iqueue *fiq = &fc->iq;
+	struct fuse_bind_map *map;
+	unsigned int i, j, n, start = raw_smp_processor_id();
+	const int *near;
+
+	if (fuse_iq_ready(fiq) || !rcu_access_pointer(fc->bind_map)) {
+		spin_lock(&fiq->lock);
+		if (fuse_iq_ready(fiq))
+			return fiq;
+		spin_unlock(&fiq->lock);
+	}
+	if (own && fuse_bind_lock_busy(&own->iq))
+		return &own->iq;
+	fiq = NULL;
+	rcu_read_lock();
+	map = rcu_dereference(fc->bind_map);
+	if (!map)
+		goto out;
+	near = map->near + map->nr_near *
+	       (own ? READ_ONCE(own->node) : fuse_cpu_node(start));
+	for (i = 0; i < map->nr_near && near[i] >= 0; i++) {
+		n = map->first[near[i] + 1] - map->first[near[i]];
+		for (j = 0; j < n; j++) {
+			b = READ_ONCE(map->devs[map->first[near[i]] +
+						(start + j) % n]);
+			if (b && b != own && fuse_bind_lock_busy(&b->iq)) {
+				fiq = &b->iq;
+				goto out;
+			}
+		}
+	}
+out:
+	rcu_read_unlock();
+	return fiq;
+}
+
+/**
+ * fuse_bind_pending - does a device of @fc hold a request?
+ * @fc: the connection
+ *
+ * Return: true if a bound device's queue holds a request.  Lockless: a
+ * reader that sleeps after a false is woken for what comes next.
+ */
+bool fuse_bind_pending(struct fuse_conn *fc)
+{
+	struct fuse_bind_map *map;
+	struct fuse_bound *b;
+	bool found = false;
+	unsigned int i;
+
+	rcu_read_lock();
+	map = rcu_dereference(fc->bind_map);
+	for (i = 0; map && i < map->nr_devs && !found; i++) {
+		b = READ_ONCE(map->devs[i]);
+		found = b && !list_empty(&b->iq.pending);
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/* A bound reader waits on its device's waitqueue and its node's */
+struct fuse_bind_waiter {
+	struct wait_queue_entry own;
+	struct wait_queue_entry node;
+	struct fuse_bound *b;
+	atomic_t woken;
+};
+
+/* The first wakeup, from either waitqueue, is the reader's to act on */
+static int fuse_bind_woken(struct fuse_bind_waiter *w,
+			   struct wait_queue_entry *wq, unsigned int mode,
+			   int sync)
+{
+	if (atomic_xchg(&w->woken, 1))
+		return 0;
+	default_wake_function(wq, mode, sync, NULL);
+	return 1;
+}
+
+static int fuse_bind_wake_own(struct wait_queue_entry *wq, unsigned int mode,
+			      int sync, void *key)
+{
+	return fuse_bind_woken(container_of(wq, struct fuse_bind_waiter, own),
+			       wq, mode, sync);
+}
+
+static int fuse_bind_wake_node(struct wait_queue_entry *wq, unsigned int mode,
+			       int sync, void *key)
+{
+	struct fuse_bind_waiter *w = container_of(wq, struct fuse_bind_waiter,
+						  node);
+	const int *busy = key;
+
+	if (*busy >= 0 && w->b->cpu == *busy)
+		return 0;
+	return fuse_bind_woken(w, wq, mode, sync);
+}
+
+static bool fuse_bind_ready(struct fuse_conn *fc)
+{
+	return fuse_iq_ready(&fc->iq) || fuse_bind_pending(fc);
+}
+
+/**
+ * fuse_bind_wait - wait until a reader of @fud has something to take
+ * @fud: the reading device
+ *
+ * A reader of a bound device waits on its device's waitqueue and its
+ * node's; any other reader, on the shared queue's.  A reader that a wakeup
+ * chose returns even on a signal, as an exclusive waiter must, and takes
+ * what there is.
+ *
+ * Return: 0, or -ERESTARTSYS.
+ */
+int fuse_bind_wait(struct fuse_dev *fud)
+{
+	/* Pairs with smp_store_release() in fuse_bind_ioctl() */
+	struct fuse_bound *b = fuse_bound_of(smp_load_acquire(&fud->iq));
+	struct fuse_bind_waiter w = { .b = b, .woken = ATOMIC_INIT(0) };
+	struct fuse_conn *fc = fud->fc;
+	wait_queue_head_t *node;
+	int err = 0;
+
+	if (!b || !READ_ONCE(b->iq.connected))
+		return wait_event_interruptible_exclusive(fc->iq.waitq,
+							  fuse_bind_ready(fc));
+	node = &fc->bind_nodes[READ_ONCE(b->node)].waitq;
+	init_waitqueue_func_entry(&w.own, fuse_bind_wake_own);
+	init_waitqueue_func_entry(&w.node, fuse_bind_wake_node);
+	w.own.private = current;
+	w.node.private = current;
+	add_wait_queue_exclusive(&b->iq.waitq, &w.own);
+	add_wait_queue_exclusive(node, &w.node);
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (atomic_read(&w.woken) || !READ_ONCE(b->iq.connected) ||
+		    fuse_bind_ready(fc))
+			break;
+		if (signal_pending(current)) {
+			err = -ERESTARTSYS;
+			break;
+		}
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+	remove_wait_queue(node, &w.node);
+	remove_wait_queue(&b->iq.waitq, &w.own);
+	return atomic_read(&w.woken) ? 0 : err;
 }

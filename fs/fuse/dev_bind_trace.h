@@ -13,8 +13,9 @@
 #include <linux/tracepoint.h>
 
 TRACE_EVENT(fuse_request_read,
-	    TP_PROTO(const struct fuse_req *req, bool own),
-	    TP_ARGS(req, own),
+	    TP_PROTO(const struct fuse_req *req, const struct fuse_dev *fud,
+		     const struct fuse_iqueue *fiq),
+	    TP_ARGS(req, fud, fiq),
 	    TP_STRUCT__entry(__field(dev_t, connection)
 			     __field(uint64_t, unique)
 			     __field(uint32_t, opcode)
@@ -26,7 +27,7 @@ TRACE_EVENT(fuse_request_read,
 			   __entry->opcode = req->in.h.opcode;
 			   __entry->cpu = req->cpu;
 			   __entry->read_cpu = raw_smp_processor_id();
-			   __entry->own = own;),
+			   __entry->own = fiq == READ_ONCE(fud->iq);),
 	    TP_printk("connection %u req %llu opcode %u cpu %d read_cpu %d queue %s",
 		      __entry->connection, __entry->unique, __entry->opcode,
 		      __entry->cpu, __entry->read_cpu,

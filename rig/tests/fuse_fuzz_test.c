@@ -3,8 +3,8 @@
  * A fuzzer of /dev/fuse and FUSE_DEV_IOC_BIND: random clones, binds
  * (random flags, CPUs, nodes, padding and pointers), reads of random
  * sizes, answers and garbage written back, polls, closes, and
- * EPOLLEXCLUSIVE pollers armed on random devices (so that requests are
- * reserved onto devices' own queues and left there), in random order
+ * EPOLLEXCLUSIVE pollers armed on random devices (so that wakeups stop at
+ * them and requests are left on devices' queues), in random order
  * over two mounted connections, a third one aborted from the start, and
  * some fds that are not FUSE devices, for a fixed number of steps from a
  * seed.

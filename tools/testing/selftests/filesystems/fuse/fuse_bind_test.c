@@ -6,8 +6,9 @@
  * Documentation/filesystems/fuse-clone-queues.rst), and what happens to a
  * request that waits on a clone's own queue when that clone is closed or
  * unbound, its caller is killed or interrupted, or the connection is
- * aborted; and that interrupts, forgets and resent requests reach a
- * reader.
+ * aborted; where a request goes when its clone's reader is busy after a
+ * reply or gone, and a background request when its CPU is busy; and that
+ * interrupts, forgets and resent requests reach a reader.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -413,10 +414,11 @@ TEST_F(bind, offline_cpu_binds)
 /* ---------------------------------------------------------------- */
 
 /*
- * A request waits on a clone's own queue only while a reader of the clone
- * was woken for it.  An EPOLLEXCLUSIVE poller that does not read after its
- * wakeup keeps it there: what then becomes of it?  Clone d is bound to
- * CPU 1; the mount fd has a blocking reader, which reads the shared queue.
+ * A request waits on its clone's queue, and the wakeup it makes stops at
+ * the first reader it reaches: an EPOLLEXCLUSIVE poller of that clone
+ * that does not read after its wakeup leaves it there.  What then becomes
+ * of it?  Clone d is bound to CPU 1; the mount fd has a blocking reader,
+ * asleep, which no wakeup reaches while d's poller takes it.
  */
 FIXTURE(queue) {
 	struct fsrv srv;
@@ -531,16 +533,17 @@ TEST_F(queue, close_moves_it_to_the_shared_queue)
 	EXPECT_EQ(0, fd_idx);
 }
 
-/* Unbound, d keeps it for the reader woken for it */
-TEST_F(queue, unbind_leaves_it_to_its_reader)
+/* Unbound, d hands it to the shared queue, where the mount fd reads it */
+TEST_F(queue, unbind_moves_it_to_the_shared_queue)
 {
 	struct fsrv_job j;
+	int fd_idx;
 
 	stage(_metadata, &self->srv, self->d, &self->ep, &j, "unbound");
 	ASSERT_EQ(0, bind_fd(self->srv.fds[self->d], 0, -1, -1));
-	fcntl(self->srv.fds[self->d], F_SETFL, O_NONBLOCK);
-	EXPECT_EQ(FUSE_LOOKUP, serve_one(&self->srv, self->d));
 	EXPECT_EQ(0, fsrv_job_wait(&j));
+	ASSERT_EQ(1, fsrv_find_name(&self->srv, "unbound", &fd_idx));
+	EXPECT_EQ(0, fd_idx);
 }
 
 /* A caller killed while its request waits there takes it off */
@@ -627,6 +630,171 @@ TEST_F(queue, epoll_armed_before_the_bind_is_served)
 	fsrv_job_stat(&j, self->mnt, "armed-before", cpu);
 	EXPECT_EQ(0, fsrv_job_wait(&j));
 	EXPECT_EQ(1, fsrv_find_name(&self->srv, "armed-before", NULL));
+}
+
+/* ---------------------------------------------------------------- */
+
+/*
+ * A request whose clone has no idle reader goes to an idle reader of its
+ * node, and to another node's only when its own has none.  A clone bound
+ * to each CPU: one reader pinned to CPU 0's, two to each other CPU's, so
+ * that CPU 0's node has an idle reader for a caller that waits for each
+ * answer.  CPU 0's reader answers "near-hold" and then stays busy until
+ * the test lets it go, as a handler that blocks or lingers after its reply
+ * does: it sleeps, it spins, or its thread exits.
+ */
+#define NEAR_N		100	/* stat() calls in a row from CPU 0 */
+
+enum linger { LINGER_SLEEP, LINGER_SPIN, LINGER_EXIT };
+
+FIXTURE(nearest) {
+	struct fsrv srv;
+	char mnt[64];
+	const char *skip;
+};
+
+FIXTURE_VARIANT(nearest) {
+	enum linger linger;
+};
+
+FIXTURE_VARIANT_ADD(nearest, sleeping) { .linger = LINGER_SLEEP };
+FIXTURE_VARIANT_ADD(nearest, spinning) { .linger = LINGER_SPIN };
+FIXTURE_VARIANT_ADD(nearest, exiting) { .linger = LINGER_EXIT };
+
+static enum linger linger;
+static bool lingering;
+
+static bool linger_hook(struct fsrv *srv, int idx,
+			const struct fuse_in_header *in, const void *arg)
+{
+	if (in->opcode != FUSE_LOOKUP || strcmp(arg, "near-hold"))
+		return false;
+	fsrv_handle(srv, idx, in, arg);
+	if (linger == LINGER_EXIT)
+		pthread_exit(NULL);
+	while (__atomic_load_n(&lingering, __ATOMIC_ACQUIRE))
+		if (linger == LINGER_SLEEP)
+			usleep(1000);
+	return true;
+}
+
+FIXTURE_SETUP(nearest)
+{
+	int ncpu = nr_cpus_online(), cpu, idx;
+
+	self->skip = fsrv_bind_missing();
+	if (!self->skip && (ncpu < 3 || ncpu + 1 > FSRV_MAX_FDS ||
+			    cpu_node(1) != cpu_node(0)))
+		self->skip = "needs CPUs 0 and 1 on one node, and a third CPU";
+	if (self->skip)
+		SKIP(return, "%s", self->skip);
+	linger = variant->linger;
+	snprintf(self->mnt, sizeof(self->mnt), "/tmp/nearest-%d", getpid());
+	ASSERT_EQ(0, fsrv_mount(&self->srv, self->mnt));
+	self->srv.hook = linger_hook;
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		idx = fsrv_clone(&self->srv);
+		ASSERT_EQ(cpu + 1, idx);
+		ASSERT_EQ(0, fsrv_bind(&self->srv, idx, FUSE_DEV_BIND_CPU,
+				       cpu, -1));
+		ASSERT_EQ(0, fsrv_start_reader(&self->srv, idx, cpu));
+		if (cpu)
+			ASSERT_EQ(0, fsrv_start_reader(&self->srv, idx, cpu));
+	}
+	self->srv.reading[0] = true;	/* the mount fd is not read */
+	ASSERT_EQ(0, fsrv_wait_readers(&self->srv, self->srv.nthr, 10000));
+}
+
+FIXTURE_TEARDOWN(nearest)
+{
+	__atomic_store_n(&lingering, false, __ATOMIC_RELEASE);
+	if (self->srv.nfds)
+		fsrv_destroy(&self->srv);
+	rmdir(self->mnt);
+}
+
+/*
+ * With CPU 0's reader busy, NEAR_N stat() calls in a row from CPU 0 are
+ * all answered before it is let go, at least 99 % of them on CPU 0's
+ * node, and none by that reader.
+ */
+TEST_F_TIMEOUT(nearest, busy_reader_hands_on_within_the_node, 120)
+{
+	int i, fd_idx = -1, on_node = 0, by_held = 0, all = 0;
+	char path[96];
+	struct stat st;
+	size_t k;
+
+	if (self->skip)
+		SKIP(return, "%s", self->skip);
+	/* Every reader asleep: the CPU's own takes its request */
+	ASSERT_EQ(0, fsrv_wait_idle(&self->srv, 10000));
+	__atomic_store_n(&lingering, true, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pin_to_cpu(0));
+	snprintf(path, sizeof(path), "%s/near-hold", self->mnt);
+	ASSERT_EQ(0, stat(path, &st));
+	ASSERT_EQ(1, fsrv_find_name(&self->srv, "near-hold", &fd_idx));
+	ASSERT_EQ(1, fd_idx);
+	for (i = 0; i < NEAR_N; i++) {
+		snprintf(path, sizeof(path), "%s/near-%d", self->mnt, i);
+		ASSERT_EQ(0, stat(path, &st));
+	}
+	__atomic_store_n(&lingering, false, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&self->srv.lock);
+	for (k = 0; k < self->srv.nlog; k++) {
+		const struct fsrv_rec *r = &self->srv.log[k];
+
+		if (r->opcode != FUSE_LOOKUP || strncmp(r->name, "near-", 5) ||
+		    !strcmp(r->name, "near-hold"))
+			continue;
+		all++;
+		on_node += cpu_node(r->cpu) == cpu_node(0);
+		by_held += r->fd_idx == 1;
+	}
+	pthread_mutex_unlock(&self->srv.lock);
+	TH_LOG("%d of %d read on CPU 0's node, %d by CPU 0's busy reader",
+	       on_node, all, by_held);
+	EXPECT_EQ(NEAR_N, all);
+	EXPECT_GE(on_node * 100, all * 99);
+	EXPECT_EQ(0, by_held);
+}
+
+/*
+ * A consumer pinned to CPU 1 reads files sequentially through the page
+ * cache and computes on each chunk: readahead's background READs must not
+ * wait for CPU 1's readers, which can run only when the consumer yields.
+ * At most half of them are read on CPU 1.
+ */
+TEST_F_TIMEOUT(nearest, background_reads_skip_the_issuing_cpu, 120)
+{
+	char path[96], buf[16384];
+	int f, fd, reads = 0, on_cpu1 = 0;
+	double spin;
+	size_t i;
+
+	if (self->skip)
+		SKIP(return, "%s", self->skip);
+	ASSERT_EQ(0, pin_to_cpu(1));
+	for (f = 0; f < 4; f++) {
+		snprintf(path, sizeof(path), "%s/big-ra%d", self->mnt, f);
+		fd = open(path, O_RDONLY);
+		ASSERT_LE(0, fd);
+		while (read(fd, buf, sizeof(buf)) > 0)
+			for (spin = fsrv_now_ms() + 0.3; fsrv_now_ms() < spin;)
+				;
+		close(fd);
+	}
+	pthread_mutex_lock(&self->srv.lock);
+	for (i = 0; i < self->srv.nlog; i++) {
+		if (self->srv.log[i].opcode != FUSE_READ)
+			continue;
+		reads++;
+		on_cpu1 += self->srv.log[i].cpu == 1;
+	}
+	pthread_mutex_unlock(&self->srv.lock);
+	TH_LOG("%d of %d READs read on CPU 1", on_cpu1, reads);
+	EXPECT_LT(0, reads);
+	EXPECT_LE(on_cpu1 * 2, reads);
 }
 
 /* ---------------------------------------------------------------- */

@@ -4,9 +4,9 @@
  * read(), poll() then read(), level- and edge-triggered epoll, one epoll
  * set per clone with EPOLLEXCLUSIVE, io_uring, SIGIO and splice, each on
  * clones bound to CPUs, bound to nodes and unbound, with one and with two
- * readers per clone.  A request may wait on a bound clone's own queue only
- * while a reader of that clone was woken for it; these tests try to make
- * one wait there with nobody coming: sequences and bursts from every CPU,
+ * readers per clone.  A request waits on its clone's queue until a reader
+ * takes it, and no reader may sleep while one waits; these tests try to
+ * make one wait with nobody coming: sequences and bursts from every CPU,
  * an interrupt while a handler holds a reader and the other CPUs keep the
  * rest busy, an abort racing the close of a clone a request waits on, and
  * more pollers than a waitqueue walk handles at once.
