@@ -315,7 +315,7 @@ long fuse_bind_ioctl(struct fuse_dev *fud,
 	/* Under fc->lock: an abort finds it, or it is born disconnected */
 	spin_lock(&fc->lock);
 	fuse_bind_connect(b, fc->connected);
-	/* Pairs with smp_load_acquire() in fuse_bind_take() and _wait() */
+	/* Pairs with smp_load_acquire() in fuse_bind_next() and _wait() */
 	smp_store_release(&fud->iq, &b->iq);
 	spin_unlock(&fc->lock);
 	b->cpu = arg.cpu;
@@ -461,51 +461,36 @@ void fuse_bind_wake_shared(struct fuse_conn *fc)
 	rcu_read_unlock();
 }
 
-/* Lock @fiq if it holds a request, the lockless look first */
-static bool fuse_bind_lock_busy(struct fuse_iqueue *fiq)
+static bool fuse_bind_busy(struct fuse_bound *b)
 {
-	if (list_empty(&fiq->pending))
-		return false;
-	spin_lock(&fiq->lock);
-	if (fiq->connected && !list_empty(&fiq->pending))
-		return true;
-	spin_unlock(&fiq->lock);
-	return false;
+	return READ_ONCE(b->iq.connected) && !list_empty(&b->iq.pending);
 }
 
 /**
- * fuse_bind_take - find the queue a reader of @fud takes from next
+ * fuse_bind_next - the queue a reader of @fud takes from next
  * @fud: the reading device
  *
  * The shared queue if it has work or the connection binds nothing, else
- * @fud's own queue, else another device's with a request, its node's
- * first and the nearest nodes' next.
+ * @fud's own queue if it holds a request, else another device's that
+ * does, its node's first and the nearest nodes' next.  A lockless look:
+ * the caller locks the queue under rcu_read_lock(), which keeps a
+ * device's queue until then, and looks again if it is empty by then.
  *
- * Return: that queue, locked, or NULL if all are empty.
+ * Return: that queue, or the shared one if every queue looks empty.
  */
-struct fuse_iqueue *fuse_bind_take(struct fuse_dev *fud)
+struct fuse_iqueue *fuse_bind_next(struct fuse_dev *fud)
 {
 	struct fuse_conn *fc = fud->fc;
 	/* Pairs with smp_store_release() in fuse_bind_ioctl() */
 	struct fuse_bound *own = fuse_bound_of(smp_load_acquire(&fud->iq)), *b;
-	struct fuse_iqueue *fiq = &fc->iq;
-	struct fuse_bind_map *map;
 	unsigned int i, j, n, start = raw_smp_processor_id();
+	struct fuse_bind_map *map = rcu_dereference(fc->bind_map);
 	const int *near;
 
-	if (fuse_iq_ready(fiq) || !rcu_access_pointer(fc->bind_map)) {
-		spin_lock(&fiq->lock);
-		if (fuse_iq_ready(fiq))
-			return fiq;
-		spin_unlock(&fiq->lock);
-	}
-	if (own && fuse_bind_lock_busy(&own->iq))
+	if (!map || fuse_iq_ready(&fc->iq))
+		return &fc->iq;
+	if (own && fuse_bind_busy(own))
 		return &own->iq;
-	fiq = NULL;
-	rcu_read_lock();
-	map = rcu_dereference(fc->bind_map);
-	if (!map)
-		goto out;
 	near = map->near + map->nr_near *
 	       (own ? READ_ONCE(own->node) : fuse_cpu_node(start));
 	for (i = 0; i < map->nr_near && near[i] >= 0; i++) {
@@ -513,15 +498,11 @@ struct fuse_iqueue *fuse_bind_take(struct fuse_dev *fud)
 		for (j = 0; j < n; j++) {
 			b = READ_ONCE(map->devs[map->first[near[i]] +
 						(start + j) % n]);
-			if (b && b != own && fuse_bind_lock_busy(&b->iq)) {
-				fiq = &b->iq;
-				goto out;
-			}
+			if (b && b != own && fuse_bind_busy(b))
+				return &b->iq;
 		}
 	}
-out:
-	rcu_read_unlock();
-	return fiq;
+	return &fc->iq;
 }
 
 /**
@@ -542,7 +523,7 @@ bool fuse_bind_pending(struct fuse_conn *fc)
 	map = rcu_dereference(fc->bind_map);
 	for (i = 0; map && i < map->nr_devs && !found; i++) {
 		b = READ_ONCE(map->devs[i]);
-		found = b && !list_empty(&b->iq.pending);
+		found = b && fuse_bind_busy(b);
 	}
 	rcu_read_unlock();
 	return found;

@@ -2,7 +2,7 @@
 /*
  * Where FUSE requests are read: the CPU a request was issued on, the CPU a
  * daemon read it on, and whether it waited on the reading device's own
- * queue (FUSE_DEV_IOC_BIND) or on the connection's shared one.
+ * queue (FUSE_DEV_IOC_BIND), not on another device's or the shared one.
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM fuse
@@ -31,7 +31,7 @@ TRACE_EVENT(fuse_request_read,
 	    TP_printk("connection %u req %llu opcode %u cpu %d read_cpu %d queue %s",
 		      __entry->connection, __entry->unique, __entry->opcode,
 		      __entry->cpu, __entry->read_cpu,
-		      __entry->own ? "device" : "shared")
+		      __entry->own ? "own" : "other")
 );
 
 #endif /* _TRACE_FUSE_BIND_H */
