@@ -37,6 +37,7 @@ struct fuse_bound {
 	struct list_head entry;		/* on fc->bound while bound */
 	int cpu;			/* the bound CPU, or -1 */
 	int node;			/* its node, or the bound node */
+	unsigned int reads;		/* by its readers, from any queue */
 	struct rcu_head rcu;
 };
 
@@ -461,6 +462,9 @@ void fuse_bind_wake_shared(struct fuse_conn *fc)
 	rcu_read_unlock();
 }
 
+/* How often a reader looks at the other devices first, as forget_batch */
+#define FUSE_BIND_BATCH	16
+
 static bool fuse_bind_busy(struct fuse_bound *b)
 {
 	return READ_ONCE(b->iq.connected) && !list_empty(&b->iq.pending);
@@ -472,7 +476,10 @@ static bool fuse_bind_busy(struct fuse_bound *b)
  *
  * The shared queue if it has work or the connection binds nothing, else
  * @fud's own queue if it holds a request, else another device's that
- * does, its node's first and the nearest nodes' next.  A lockless look:
+ * does, its node's first and the nearest nodes' next.  Every
+ * FUSE_BIND_BATCH-th read looks at the other devices before its own, so
+ * that no request waits for long behind its device's busy readers while
+ * the others keep up with their own.  A lockless look:
  * the caller locks the queue under rcu_read_lock(), which keeps a
  * device's queue until then, and looks again if it is empty by then.
  *
@@ -489,8 +496,13 @@ struct fuse_iqueue *fuse_bind_next(struct fuse_dev *fud)
 
 	if (!map || fuse_iq_ready(&fc->iq))
 		return &fc->iq;
-	if (own && fuse_bind_busy(own))
-		return &own->iq;
+	if (own && fuse_bind_busy(own)) {
+		/* Readers of a device share the count; a lost step is fine */
+		i = READ_ONCE(own->reads) + 1;
+		WRITE_ONCE(own->reads, i);
+		if (i % FUSE_BIND_BATCH)
+			return &own->iq;
+	}
 	near = map->near + map->nr_near *
 	       (own ? READ_ONCE(own->node) : fuse_cpu_node(start));
 	for (i = 0; i < map->nr_near && near[i] >= 0; i++) {
@@ -502,7 +514,7 @@ struct fuse_iqueue *fuse_bind_next(struct fuse_dev *fud)
 				return &b->iq;
 		}
 	}
-	return &fc->iq;
+	return own && fuse_bind_busy(own) ? &own->iq : &fc->iq;
 }
 
 /**

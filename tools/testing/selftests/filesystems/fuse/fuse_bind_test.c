@@ -644,6 +644,7 @@ TEST_F(queue, epoll_armed_before_the_bind_is_served)
  * does: it sleeps, it spins, or its thread exits.
  */
 #define NEAR_N		100	/* stat() calls in a row from CPU 0 */
+#define NEST_LOAD	8	/* callers on each other CPU */
 
 enum linger { LINGER_SLEEP, LINGER_SPIN, LINGER_EXIT };
 
@@ -664,9 +665,34 @@ FIXTURE_VARIANT_ADD(nearest, exiting) { .linger = LINGER_EXIT };
 static enum linger linger;
 static bool lingering;
 
+static bool nest_go;
+
+/*
+ * The handler of "near-nest" stats "near-inner" first, as a stacked file
+ * system would, once the test says go
+ */
+static bool nest_hook(struct fsrv *srv, const struct fuse_in_header *in,
+		      const void *arg)
+{
+	char path[160];
+	struct stat st;
+
+	while (!__atomic_load_n(&nest_go, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	snprintf(path, sizeof(path), "%s/near-inner", srv->mnt);
+	if (stat(path, &st))
+		fsrv_reply(srv->fds[1], in->unique, -errno, NULL, 0);
+	return false;
+}
+
 static bool linger_hook(struct fsrv *srv, int idx,
 			const struct fuse_in_header *in, const void *arg)
 {
+	if (in->opcode == FUSE_LOOKUP && !strcmp(arg, "near-nest"))
+		return nest_hook(srv, in, arg);
+	/* The load's handlers take their time, as a backend's I/O does */
+	if (in->opcode == FUSE_LOOKUP && !strncmp(arg, "load-", 5))
+		usleep(2000);
 	if (in->opcode != FUSE_LOOKUP || strcmp(arg, "near-hold"))
 		return false;
 	fsrv_handle(srv, idx, in, arg);
@@ -757,6 +783,73 @@ TEST_F_TIMEOUT(nearest, busy_reader_hands_on_within_the_node, 120)
 	EXPECT_EQ(NEAR_N, all);
 	EXPECT_GE(on_node * 100, all * 99);
 	EXPECT_EQ(0, by_held);
+}
+
+/* Callers that keep a CPU's readers busy, 2 ms a request, until told to stop */
+struct load {
+	pthread_t thr;
+	char mnt[64];
+	int cpu;
+	bool *stop;
+};
+
+static void *load_run(void *p)
+{
+	struct load *l = p;
+	char path[96];
+	struct stat st;
+	int i;
+
+	pin_to_cpu(l->cpu);
+	for (i = 0; !__atomic_load_n(l->stop, __ATOMIC_ACQUIRE); i++) {
+		snprintf(path, sizeof(path), "%s/load-%d-%d", l->mnt, l->cpu,
+			 i % 64);
+		stat(path, &st);
+	}
+	return NULL;
+}
+
+/*
+ * CPU 0's reader handles a request by making one more to the same mount,
+ * from CPU 0, and waits for it; every other CPU's readers have requests
+ * of their own CPU waiting all the while.  The nested request must not
+ * wait for the load to end: stock serves it in its turn.
+ */
+TEST_F_TIMEOUT(nearest, nested_request_is_served_under_load, 120)
+{
+	int ncpu = nr_cpus_online(), cpu, i, n = 0, fd_idx = -1;
+	struct load *l = calloc(ncpu * NEST_LOAD, sizeof(*l));
+	bool stop = false, served;
+	struct fsrv_job j;
+
+	if (self->skip)
+		SKIP(return, "%s", self->skip);
+	ASSERT_NE(NULL, l);
+	/* Every reader asleep: CPU 0's own takes it, and holds it */
+	ASSERT_EQ(0, fsrv_wait_idle(&self->srv, 10000));
+	fsrv_job_stat(&j, self->mnt, "near-nest", 0);
+	ASSERT_TRUE(FSRV_WAIT(fsrv_find_name(&self->srv, "near-nest",
+					     &fd_idx) == 1, 10000));
+	ASSERT_EQ(1, fd_idx);
+	for (cpu = 1; cpu < ncpu; cpu++) {
+		for (i = 0; i < NEST_LOAD; i++, n++) {
+			snprintf(l[n].mnt, sizeof(l[n].mnt), "%s", self->mnt);
+			l[n].cpu = cpu;
+			l[n].stop = &stop;
+			ASSERT_EQ(0, pthread_create(&l[n].thr, NULL, load_run,
+						    &l[n]));
+		}
+	}
+	usleep(300000);
+	__atomic_store_n(&nest_go, true, __ATOMIC_RELEASE);
+	served = FSRV_WAIT(fsrv_job_done(&j), 10000);
+	__atomic_store_n(&stop, true, __ATOMIC_RELEASE);
+	for (i = 0; i < n; i++)
+		pthread_join(l[i].thr, NULL);
+	free(l);
+	EXPECT_TRUE(served);
+	EXPECT_EQ(0, fsrv_job_wait(&j));
+	EXPECT_EQ(1, fsrv_find_name(&self->srv, "near-inner", NULL));
 }
 
 /*
