@@ -148,7 +148,7 @@ for name, r in zip(names, runs):
 print()
 print("Every request, as the tracepoint fuse:fuse_request_read counted it")
 print("(\"-\" where fuse.ko has none): read on the issuing CPU, on its node,")
-print("and from the reader's own device queue rather than the shared one:")
+print("and from the reading clone's own queue rather than another's or the shared one:")
 for name, r in zip(names, runs):
     n, c, nd, own = traced(r)
     print("  %-32s %s  %s  %s" % (name, pct(c, n, 8), pct(nd, n, 8),
