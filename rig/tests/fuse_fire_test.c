@@ -288,6 +288,12 @@ TEST_F(fire, background_request_passes_over_its_cpus_readers)
 	ASSERT_EQ(0, pin_to_cpu(0));
 	ASSERT_EQ(0, close(queued));
 
+	/*
+	 * The reader asleep again (it served the FLUSH of each close) before
+	 * the holders arm: pollers wait on the shared waitqueue too, and an
+	 * exclusive wakeup takes the first waiter there, as on stock.
+	 */
+	ASSERT_EQ(0, fsrv_wait_idle(&self->srv, 5000));
 	ASSERT_EQ(0, holder_arm(&ha, self->srv.fds[a]));
 	ASSERT_EQ(0, holder_arm(&hb, self->srv.fds[b]));
 	/* Answered on CPU 1, which sends the second */
