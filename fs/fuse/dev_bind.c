@@ -182,7 +182,7 @@ static void fuse_bind_requeue(struct fuse_conn *fc, struct fuse_bound *b)
 	spin_lock(&fc->iq.lock);
 	if (fc->iq.connected) {
 		list_for_each_entry(req, &b->iq.pending, list) {
-			WRITE_ONCE(req->fiq, &fc->iq);
+			WRITE_ONCE(req->fiq, NULL);
 			n++;
 		}
 		list_splice_tail_init(&b->iq.pending, &fc->iq.pending);
