@@ -2,12 +2,13 @@
 /*
  * Every request is served, however the daemon's readers wait: blocking
  * read(), poll() then read(), level- and edge-triggered epoll, one epoll
- * set per clone with EPOLLEXCLUSIVE, io_uring, SIGIO and splice, each on
- * clones bound to CPUs, bound to nodes and unbound, with one and with two
- * readers per clone.  A request waits on its clone's queue until a reader
- * takes it, and no reader may sleep while one waits; these tests try to
- * make one wait with nobody coming: sequences and bursts from every CPU,
- * an interrupt while a handler holds a reader and the other CPUs keep the
+ * set per clone with EPOLLEXCLUSIVE, io_uring, SIGIO, splice, and a
+ * reader whose worker thread writes the replies, each on clones bound to
+ * CPUs, bound to nodes and unbound, with one and with two readers per
+ * clone.  A request waits on its clone's queue until a reader takes it,
+ * and no reader may sleep while one waits; these tests try to make one
+ * wait with nobody coming: sequences and bursts from every CPU, an
+ * interrupt while a handler holds a reader and the other CPUs keep the
  * rest busy, an abort racing the close of a clone a request waits on, and
  * more pollers than a waitqueue walk handles at once.
  */
@@ -249,6 +250,18 @@ FIXTURE_VARIANT_ADD(readers, SPLICE_node) {
 
 FIXTURE_VARIANT_ADD(readers, SPLICE_unbound) {
 	.style = FSRV_SPLICE, .bind = UNBOUND, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, WORKER_cpu) {
+	.style = FSRV_WORKER, .bind = BY_CPU, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, WORKER_node) {
+	.style = FSRV_WORKER, .bind = BY_NODE, .per_clone = 1,
+};
+
+FIXTURE_VARIANT_ADD(readers, WORKER_unbound) {
+	.style = FSRV_WORKER, .bind = UNBOUND, .per_clone = 1,
 };
 
 /* Several readers per clone, as libfuse's pool runs them */

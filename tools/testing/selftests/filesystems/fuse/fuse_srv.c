@@ -291,7 +291,24 @@ struct reader_arg {
 
 const char *const fsrv_style_name[FSRV_NR_STYLES] = {
 	"blocking", "poll", "epoll_lt", "epoll_et", "epoll_excl", "io_uring",
-	"sigio", "splice",
+	"sigio", "splice", "worker",
+};
+
+/* A request that a reader handed to its worker (FSRV_WORKER) */
+struct work {
+	struct work *next;
+	char buf[];
+};
+
+/* The worker thread of a reader, and what waits for it */
+struct worker {
+	struct fsrv *srv;
+	int idx;
+	pthread_t thr;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct work *head, **tail;
+	bool stop;
 };
 
 /* What a reader's loop keeps between requests */
@@ -304,7 +321,80 @@ struct reader {
 #ifdef HAVE_LIBURING
 	struct io_uring ring;	/* FSRV_URING */
 #endif
+	struct worker *worker;	/* FSRV_WORKER */
 };
+
+/* Answer what the reader hands over, in order, until told to stop */
+static void *worker_run(void *p)
+{
+	struct worker *w = p;
+	struct work *wk;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (!w->head && !w->stop)
+			pthread_cond_wait(&w->cond, &w->lock);
+		wk = w->head;
+		if (!wk)
+			break;
+		w->head = wk->next;
+		if (!w->head)
+			w->tail = &w->head;
+		pthread_mutex_unlock(&w->lock);
+		fsrv_handle(w->srv, w->idx, (void *)wk->buf,
+			    wk->buf + sizeof(struct fuse_in_header));
+		free(wk);
+		pthread_mutex_lock(&w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+static struct worker *worker_start(struct fsrv *srv, int idx)
+{
+	struct worker *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->srv = srv;
+	w->idx = idx;
+	w->tail = &w->head;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	if (pthread_create(&w->thr, NULL, worker_run, w)) {
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+/* Hand @len bytes of request to @w: 0, or -ENOMEM */
+static int worker_queue(struct worker *w, const char *buf, size_t len)
+{
+	struct work *wk = malloc(sizeof(*wk) + len);
+
+	if (!wk)
+		return -ENOMEM;
+	memcpy(wk->buf, buf, len);
+	wk->next = NULL;
+	pthread_mutex_lock(&w->lock);
+	*w->tail = wk;
+	w->tail = &wk->next;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	return 0;
+}
+
+/* Answer what is queued, then end the worker */
+static void worker_stop(struct worker *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thr, NULL);
+	free(w);
+}
 
 static int reader_setup(struct reader *r)
 {
@@ -344,6 +434,9 @@ static int reader_setup(struct reader *r)
 #else
 		return -EOPNOTSUPP;
 #endif
+	case FSRV_WORKER:
+		r->worker = worker_start(r->srv, r->idx);
+		return r->worker ? 0 : -ENOMEM;
 	default:
 		break;
 	}
@@ -362,6 +455,8 @@ static void reader_cleanup(struct reader *r)
 	if (r->srv->style == FSRV_URING)
 		io_uring_queue_exit(&r->ring);
 #endif
+	if (r->worker)
+		worker_stop(r->worker);
 }
 
 /* Wait as the style waits: 0, or -1 when the connection has ended */
@@ -474,6 +569,8 @@ static void *reader(void *p)
 			continue;
 		record(srv, r.idx, in, in + 1);
 		if (srv->hook && srv->hook(srv, r.idx, in, in + 1))
+			continue;
+		if (r.worker && !worker_queue(r.worker, buf, n))
 			continue;
 		fsrv_handle(srv, r.idx, in, in + 1);
 	}

@@ -50,6 +50,9 @@ struct fsrv;
  *   FSRV_URING     io_uring IORING_OP_READ on a blocking fd
  *   FSRV_SIGIO     O_ASYNC: wait for SIGIO, then read() until EAGAIN
  *   FSRV_SPLICE    splice() from the fd into a pipe, then read the pipe
+ *   FSRV_WORKER    read() on a blocking fd, and hand each request to a
+ *                  worker thread of the reader's (not pinned), which
+ *                  writes the reply while the reader reads on
  * The styles that read until EAGAIN set O_NONBLOCK on the fd.
  */
 enum fsrv_style {
@@ -61,6 +64,7 @@ enum fsrv_style {
 	FSRV_URING,
 	FSRV_SIGIO,
 	FSRV_SPLICE,
+	FSRV_WORKER,
 	FSRV_NR_STYLES
 };
 
