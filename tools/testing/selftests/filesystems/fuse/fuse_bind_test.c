@@ -7,13 +7,15 @@
  * request that waits on a clone's own queue when that clone is closed or
  * unbound, its caller is killed or interrupted, or the connection is
  * aborted; where a request goes when its clone's reader is busy after a
- * reply or gone, and a background request when its CPU is busy; and that
- * interrupts, forgets and resent requests reach a reader.
+ * reply or gone, and a background request (readahead, async direct I/O)
+ * when its CPU is busy; and that interrupts, forgets and resent requests
+ * reach a reader.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/aio_abi.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -24,6 +26,7 @@
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -706,6 +709,8 @@ static bool linger_hook(struct fsrv *srv, int idx,
 
 FIXTURE_SETUP(nearest)
 {
+	/* Async direct I/O sends each read as a background request */
+	struct fsrv_opts opts = { .init_flags = FUSE_ASYNC_DIO };
 	int ncpu = nr_cpus_online(), cpu, idx;
 
 	self->skip = fsrv_bind_missing();
@@ -716,7 +721,7 @@ FIXTURE_SETUP(nearest)
 		SKIP(return, "%s", self->skip);
 	linger = variant->linger;
 	snprintf(self->mnt, sizeof(self->mnt), "/tmp/nearest-%d", getpid());
-	ASSERT_EQ(0, fsrv_mount(&self->srv, self->mnt));
+	ASSERT_EQ(0, fsrv_mount_opts(&self->srv, self->mnt, &opts));
 	self->srv.hook = linger_hook;
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		idx = fsrv_clone(&self->srv);
@@ -887,6 +892,78 @@ TEST_F_TIMEOUT(nearest, background_reads_skip_the_issuing_cpu, 120)
 	pthread_mutex_unlock(&self->srv.lock);
 	TH_LOG("%d of %d READs read on CPU 1", on_cpu1, reads);
 	EXPECT_LT(0, reads);
+	EXPECT_LE(on_cpu1 * 2, reads);
+}
+
+#define AIO_DEPTH	8	/* reads in flight */
+#define AIO_ROUNDS	8
+
+/*
+ * An I/O engine pinned to CPU 1 keeps AIO_DEPTH direct reads in flight
+ * with io_submit() and polls for their completion without yielding: each
+ * is a background request, which must not wait for CPU 1's readers.  All
+ * are served, right, and at most half of them read on CPU 1.
+ */
+TEST_F_TIMEOUT(nearest, async_direct_reads_skip_the_issuing_cpu, 120)
+{
+	struct iocb cb[AIO_DEPTH], *cbp[AIO_DEPTH];
+	struct io_event ev[AIO_DEPTH];
+	struct timespec zero = { 0 };
+	int fd, i, k, n, done, round, reads = 0, on_cpu1 = 0;
+	aio_context_t ctx = 0;
+	char path[96], *buf;
+	double end;
+	size_t j;
+
+	if (self->skip)
+		SKIP(return, "%s", self->skip);
+	if (syscall(SYS_io_setup, AIO_DEPTH, &ctx))
+		SKIP(return, "no Linux AIO here (%s)", strerror(errno));
+	buf = aligned_alloc(4096, AIO_DEPTH * 4096);
+	ASSERT_NE(NULL, buf);
+	memset(buf, 0, AIO_DEPTH * 4096);
+	ASSERT_EQ(0, pin_to_cpu(1));
+	snprintf(path, sizeof(path), "%s/aio-file", self->mnt);
+	fd = open(path, O_RDONLY | O_DIRECT);
+	ASSERT_LE(0, fd);
+	for (round = 0; round < AIO_ROUNDS; round++) {
+		for (i = 0; i < AIO_DEPTH; i++) {
+			memset(&cb[i], 0, sizeof(cb[i]));
+			cb[i].aio_fildes = fd;
+			cb[i].aio_lio_opcode = IOCB_CMD_PREAD;
+			cb[i].aio_buf = (uintptr_t)(buf + i * 4096);
+			cb[i].aio_nbytes = 4096;
+			cbp[i] = &cb[i];
+		}
+		ASSERT_EQ(AIO_DEPTH, syscall(SYS_io_submit, ctx, AIO_DEPTH,
+					     cbp));
+		end = fsrv_now_ms() + 30000;
+		for (done = 0; done < AIO_DEPTH && fsrv_now_ms() < end;) {
+			n = syscall(SYS_io_getevents, ctx, 0,
+				    AIO_DEPTH - done, ev, &zero);
+			ASSERT_LE(0, n);
+			for (k = 0; k < n; k++)
+				EXPECT_EQ(4096, ev[k].res);
+			done += n;
+		}
+		ASSERT_EQ(AIO_DEPTH, done);
+		for (j = 0; j < AIO_DEPTH * 4096; j++)
+			ASSERT_EQ((char)('a' + j % 4096 % 26), buf[j]);
+		memset(buf, 0, AIO_DEPTH * 4096);
+	}
+	syscall(SYS_io_destroy, ctx);
+	close(fd);
+	free(buf);
+	pthread_mutex_lock(&self->srv.lock);
+	for (j = 0; j < self->srv.nlog; j++) {
+		if (self->srv.log[j].opcode != FUSE_READ)
+			continue;
+		reads++;
+		on_cpu1 += self->srv.log[j].cpu == 1;
+	}
+	pthread_mutex_unlock(&self->srv.lock);
+	TH_LOG("%d of %d READs read on CPU 1", on_cpu1, reads);
+	EXPECT_EQ(AIO_DEPTH * AIO_ROUNDS, reads);
 	EXPECT_LE(on_cpu1 * 2, reads);
 }
 
