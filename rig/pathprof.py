@@ -99,7 +99,8 @@ def main():
     for _, fn, vals in rows:
         print("| %s | " % fn + " | ".join("%.1f" % v for v in vals) + " | " +
               " | ".join("%+.1f" % (v - vals[0]) for v in vals[1:]) + " |")
-    for label, pick in (("kernel total", lambda k: not k.startswith("(user")),
+    for label, pick in (("fuse.ko total", lambda k: k.startswith("fuse:")),
+                        ("kernel total", lambda k: not k.startswith("(user")),
                         ("user space", lambda k: k.startswith("(user"))):
         vals = [sum(v for k, v in p.items() if pick(k)) for p in profs]
         print("| **%s** | " % label + " | ".join("%.1f" % v for v in vals) +
