@@ -14,7 +14,8 @@
 # mixed workload, 1000), BENCH_ICOUNT (1), BENCH_ICOUNT_REPEATS (3),
 # BENCH_FIO (1: also fio against libfuse daemons, rig/fio-bench.sh),
 # GUEST_ACCEL (tcg; kvm where KVM boots guests), GUEST_MEM (MiB per node,
-# 512), BENCH_OUT (build/bench), BENCH_LOCKSTAT_TOPO (2node).
+# 512), BENCH_OUT (build/bench), BENCH_LOCKSTAT_TOPO (topologies of the
+# lockstat runs, "2node|smp=8 nodes=2").
 # make bench-manycore sets these for a machine with 16 or more cores.
 . "$(dirname "$0")/lib.sh"
 
@@ -118,22 +119,29 @@ fi
 if [ "${BENCH_LOCKSTAT:-1}" = 1 ]; then
 	"$TOP/rig/kernel.sh" lockstat "$TOP/rig/bench.config" "$TOP/rig/lockstat.config"
 	"$TOP/rig/modules.sh" "$B/kernel-lockstat" "$B/modules-lockstat" stock ours
-	dir=$out/lockstat
-	mkdir -p "$dir"
-	for m in stock ours; do
-		echo "module $m"
-		for mode in unbound bound; do
-			[ $m = stock ] && [ $mode = bound ] && continue
-			echo "sh 60 echo 0 > /proc/lock_stat"
-			echo "run 300 fuse_bench $mode getattr 64 $ops"
-			echo "sh 60 echo LOCKSTAT $m $mode; grep -E '&fiq->' /proc/lock_stat"
-		done
-	done > "$dir/plan"
-	"$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
-		"$B/modules-lockstat" "$B/tests"
-	"$TOP/rig/guest.sh" "$B/kernel-lockstat/arch/x86/boot/bzImage" \
-		"$dir/initramfs.cpio.gz" "$dir" "${BENCH_LOCKSTAT_TOPO:-2node}" 1500
-	results+=("lockstat:$dir")
+	# Instant getattr by 64 callers, and the saturated mixed workload
+	# (4 callers per vCPU, one request in 100 held 20 ms by its handler)
+	IFS='|' read -r -a ltopos <<< "${BENCH_LOCKSTAT_TOPO:-2node|smp=8 nodes=2}"
+	for topo in "${ltopos[@]}"; do
+		dir=$out/lockstat-${topo//[ =]/}
+		mkdir -p "$dir"
+		for m in stock ours; do
+			echo "module $m"
+			for mode in unbound bound; do
+				[ $m = stock ] && [ $mode = bound ] && continue
+				for wl in "getattr 64 $ops" "mixed -4 ${BENCH_MIXED_OPS:-1000}"; do
+					echo "sh 60 echo 0 > /proc/lock_stat"
+					echo "run 300 fuse_bench $mode $wl"
+					echo "sh 60 echo LOCKSTAT $m $mode ${wl%% *}; grep -E '&fiq->lock|fuse_bound_lock_key' /proc/lock_stat"
+				done
+			done
+		done > "$dir/plan"
+		"$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
+			"$B/modules-lockstat" "$B/tests"
+		"$TOP/rig/guest.sh" "$B/kernel-lockstat/arch/x86/boot/bzImage" \
+			"$dir/initramfs.cpio.gz" "$dir" "$topo" 2400
+		results+=("lockstat:$dir")
+	done
 fi
 
 python3 "$TOP/rig/bench_report.py" "$out" "${results[@]}"
