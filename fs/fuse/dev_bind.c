@@ -61,7 +61,7 @@ struct fuse_bind_map {
 	struct fuse_bound *dev[];	/* per possible CPU */
 };
 
-/* Device queues nest inside nothing: a lockdep class of their own */
+/* Device queue locks: a lockdep class of their own (see the lock order) */
 static struct lock_class_key fuse_bound_lock_key;
 
 static struct fuse_bound *fuse_bound_of(struct fuse_iqueue *fiq)
@@ -259,7 +259,8 @@ static int fuse_bind_check(struct fuse_conn *fc, struct fuse_bound *b,
  *
  * A device gets its queue at its first binding and keeps it until it is
  * released.  Unbound again, it is off the map, and what waited on its
- * queue moves to the shared queue.
+ * queue moves to the shared queue; unbinding a device that is not bound
+ * does nothing.
  *
  * Return: 0, or a negative errno as uapi/linux/fuse.h documents; a failed
  * binding changes nothing.
@@ -319,7 +320,8 @@ long fuse_bind_ioctl(struct fuse_dev *fud,
 	/* Pairs with smp_load_acquire() in fuse_bind_next() and _wait() */
 	smp_store_release(&fud->iq, &b->iq);
 	spin_unlock(&fc->lock);
-	b->cpu = arg.cpu;
+	/* Read locklessly by wakeups */
+	WRITE_ONCE(b->cpu, arg.cpu);
 	WRITE_ONCE(b->node, arg.cpu >= 0 ? fuse_cpu_node(arg.cpu) : arg.node);
 	list_move_tail(&b->entry, &fc->bound);
 	fuse_bind_publish(fc, map, b);
@@ -370,14 +372,16 @@ void fuse_bind_free(struct fuse_conn *fc)
  * Wake the nearest idle reader for work on @b's queue (NULL: the shared
  * queue's) from @node: one of @b, else one of each node nearest @node
  * first, else an unbound reader, and every poller.  The readers of the
- * device bound to @busy, a CPU busy issuing background requests, are
- * passed over: they could not run before their issuer yields.
+ * device bound to @busy, the CPU of a background request's issuer, which
+ * may keep that CPU (readahead, async I/O), come last: woken only if no
+ * other reader was.
  */
 static void fuse_bind_wake(struct fuse_conn *fc, struct fuse_bind_map *map,
 			   struct fuse_bound *b, int node, int busy)
 {
 	const int *near = map->near + node * map->nr_near;
 	unsigned int i;
+	int woken;
 
 	/*
 	 * The work is queued before the waitqueues are looked at, and a
@@ -388,7 +392,7 @@ static void fuse_bind_wake(struct fuse_conn *fc, struct fuse_bind_map *map,
 	smp_mb();
 	/* The device's own readers first, unless they wait for @busy */
 	if (b && waitqueue_active(&b->iq.waitq) &&
-	    (busy < 0 || b->cpu != busy) &&
+	    (busy < 0 || READ_ONCE(b->cpu) != busy) &&
 	    __wake_up(&b->iq.waitq, TASK_NORMAL, 1,
 		      poll_to_key(EPOLLIN | EPOLLRDNORM)))
 		return;
@@ -401,9 +405,12 @@ static void fuse_bind_wake(struct fuse_conn *fc, struct fuse_bind_map *map,
 			return;
 	}
 	/* Ordered by the smp_mb() above */
-	if (waitqueue_active(&fc->iq.waitq))
-		wake_up(&fc->iq.waitq);
+	woken = waitqueue_active(&fc->iq.waitq) && wake_up(&fc->iq.waitq);
 	kill_fasync(&fc->iq.fasync, SIGIO, POLL_IN);
+	/* No other reader idle: @busy's own after all */
+	if (!woken && b && busy >= 0 && waitqueue_active(&b->iq.waitq))
+		__wake_up(&b->iq.waitq, TASK_NORMAL, 1,
+			  poll_to_key(EPOLLIN | EPOLLRDNORM));
 }
 
 /**
@@ -574,7 +581,7 @@ static int fuse_bind_wake_node(struct wait_queue_entry *wq, unsigned int mode,
 						  node);
 	const int *busy = key;
 
-	if (*busy >= 0 && w->b->cpu == *busy)
+	if (*busy >= 0 && READ_ONCE(w->b->cpu) == *busy)
 		return 0;
 	return fuse_bind_woken(w, wq, mode, sync);
 }

@@ -967,6 +967,37 @@ TEST_F_TIMEOUT(nearest, async_direct_reads_skip_the_issuing_cpu, 120)
 	EXPECT_LE(on_cpu1 * 2, reads);
 }
 
+/*
+ * One clone, bound to CPU 1, with one reader, and nothing else reading:
+ * readahead from CPU 1, background requests that wake the readers of
+ * their CPU's clone last, is still served, by that reader.
+ */
+TEST(lone_clone_serves_its_cpus_background_requests)
+{
+	static const struct binding l[] = { CPU(1) };
+	char mnt[64], path[96], buf[16384];
+	struct fsrv srv;
+	const char *why;
+	ssize_t n, total = 0;
+	int fd;
+
+	snprintf(mnt, sizeof(mnt), "/tmp/lone-%d", getpid());
+	why = serve_layout(_metadata, &srv, mnt, l, 1, 1);
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, pin_to_cpu(1));
+	snprintf(path, sizeof(path), "%s/big-lone", mnt);
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		total += n;
+	close(fd);
+	EXPECT_EQ(1024 * 1024, total);
+	EXPECT_LT(0, count_op(&srv, FUSE_READ, 1));
+	fsrv_destroy(&srv);
+	rmdir(mnt);
+}
+
 /* ---------------------------------------------------------------- */
 
 /*
