@@ -212,6 +212,10 @@ static void fuse_bind_unmap(struct fuse_conn *fc, struct fuse_bound *b)
 	if (list_empty(&b->entry))
 		return;
 	list_del_init(&b->entry);
+	/*
+	 * No reclaim here: a daemon's close may not wait for writeback to
+	 * its own mount.  Without memory the old map is cleared in place.
+	 */
 	if (!list_empty(&fc->bound))
 		map = fuse_bind_map_alloc(list_count_nodes(&fc->bound),
 					  GFP_NOWAIT | __GFP_NOWARN);
