@@ -8,8 +8,9 @@
  *   -n  stat() calls per run (default 400), from one thread pinned to
  *       CPU -c (default 1), one at a time
  *   -r  runs per cell (default 3); the cell is the run with the median
- *       median
- *   -s  this style only (fuse_srv's name: blocking, poll, ..., splice)
+ *       median.  After a warm-up run the modes alternate: bound,
+ *       unbound, unbound, bound, ...
+ *   -s  this style only (fuse_srv's name: blocking, poll, ..., worker)
  *   -u  unbound clones only (stock fuse.ko, which has no FUSE_DEV_IOC_BIND)
  *
  * One TSV line per style and mode:
@@ -136,22 +137,34 @@ int main(int argc, char **argv)
 		if (fsrv_style_missing(s) ||
 		    (only && strcmp(only, fsrv_style_name[s])))
 			continue;
-		for (m = 0; m < (unbound_only ? 1 : 2); m++) {
-			struct cell c[9] = {};
-			int n = 0;
+		/*
+		 * A warm-up run, then the modes alternate (bound, unbound,
+		 * unbound, bound, ...), so that neither has the cold or the
+		 * warm half of the boot to itself
+		 */
+		struct cell c[2][9] = {}, warm;
+		int n[2] = {}, order;
 
-			for (r = 0; r < repeats && r < 9; r++)
-				if (!run(s, m, ops, cpu, &c[n]))
-					n++;
-			if (!n) {
+		run(s, 0, ops, cpu, &warm);
+		for (r = 0; r < repeats && r < 9; r++) {
+			for (order = 0; order < 2; order++) {
+				m = unbound_only ? 0 : (r + order + 1) % 2;
+				if (unbound_only && order)
+					break;
+				if (!run(s, m, ops, cpu, &c[m][n[m]]))
+					n[m]++;
+			}
+		}
+		for (m = 0; m < (unbound_only ? 1 : 2); m++) {
+			if (!n[m]) {
 				printf("%s\t%s\tfailed\n", fsrv_style_name[s],
 				       m ? "bound" : "unbound");
 				continue;
 			}
-			qsort(c, n, sizeof(c[0]), cmp_cell);
+			qsort(c[m], n[m], sizeof(c[m][0]), cmp_cell);
 			printf("%s\t%s\t%.1f\t%.1f\t%.1f\n", fsrv_style_name[s],
-			       m ? "bound" : "unbound", c[n / 2].median,
-			       c[n / 2].p90, c[n / 2].own);
+			       m ? "bound" : "unbound", c[m][n[m] / 2].median,
+			       c[m][n[m] / 2].p90, c[m][n[m] / 2].own);
 		}
 	}
 	return 0;

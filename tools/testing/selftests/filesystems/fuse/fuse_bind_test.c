@@ -857,6 +857,24 @@ TEST_F_TIMEOUT(nearest, nested_request_is_served_under_load, 120)
 	EXPECT_EQ(1, fsrv_find_name(&self->srv, "near-inner", NULL));
 }
 
+/* The READs in the log, and in *@on_cpu those read on @cpu */
+static int count_reads(struct fsrv *srv, int cpu, int *on_cpu)
+{
+	int reads = 0;
+	size_t i;
+
+	*on_cpu = 0;
+	pthread_mutex_lock(&srv->lock);
+	for (i = 0; i < srv->nlog; i++) {
+		if (srv->log[i].opcode != FUSE_READ)
+			continue;
+		reads++;
+		*on_cpu += srv->log[i].cpu == cpu;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return reads;
+}
+
 /*
  * A consumer pinned to CPU 1 reads files sequentially through the page
  * cache and computes on each chunk: readahead's background READs must not
@@ -868,7 +886,6 @@ TEST_F_TIMEOUT(nearest, background_reads_skip_the_issuing_cpu, 120)
 	char path[96], buf[16384];
 	int f, fd, reads = 0, on_cpu1 = 0;
 	double spin;
-	size_t i;
 
 	if (self->skip)
 		SKIP(return, "%s", self->skip);
@@ -882,14 +899,7 @@ TEST_F_TIMEOUT(nearest, background_reads_skip_the_issuing_cpu, 120)
 				;
 		close(fd);
 	}
-	pthread_mutex_lock(&self->srv.lock);
-	for (i = 0; i < self->srv.nlog; i++) {
-		if (self->srv.log[i].opcode != FUSE_READ)
-			continue;
-		reads++;
-		on_cpu1 += self->srv.log[i].cpu == 1;
-	}
-	pthread_mutex_unlock(&self->srv.lock);
+	reads = count_reads(&self->srv, 1, &on_cpu1);
 	TH_LOG("%d of %d READs read on CPU 1", on_cpu1, reads);
 	EXPECT_LT(0, reads);
 	EXPECT_LE(on_cpu1 * 2, reads);
@@ -955,14 +965,7 @@ TEST_F_TIMEOUT(nearest, async_direct_reads_skip_the_issuing_cpu, 120)
 	syscall(SYS_io_destroy, ctx);
 	close(fd);
 	free(buf);
-	pthread_mutex_lock(&self->srv.lock);
-	for (j = 0; j < self->srv.nlog; j++) {
-		if (self->srv.log[j].opcode != FUSE_READ)
-			continue;
-		reads++;
-		on_cpu1 += self->srv.log[j].cpu == 1;
-	}
-	pthread_mutex_unlock(&self->srv.lock);
+	reads = count_reads(&self->srv, 1, &on_cpu1);
 	TH_LOG("%d of %d READs read on CPU 1", on_cpu1, reads);
 	EXPECT_EQ(AIO_DEPTH * AIO_ROUNDS, reads);
 }
