@@ -15,7 +15,7 @@
 # BENCH_FIO (1: also fio against libfuse daemons, rig/fio-bench.sh),
 # GUEST_ACCEL (tcg; kvm where KVM boots guests), GUEST_MEM (MiB per node,
 # 512), BENCH_OUT (build/bench), BENCH_LOCKSTAT_TOPO (topologies of the
-# lockstat runs, "2node|smp=8 nodes=2").
+# lockstat runs, "2node"; "2node|smp=8 nodes=2" wants 8 host cores).
 # make bench-manycore sets these for a machine with 16 or more cores.
 . "$(dirname "$0")/lib.sh"
 
@@ -121,7 +121,7 @@ if [ "${BENCH_LOCKSTAT:-1}" = 1 ]; then
 	"$TOP/rig/modules.sh" "$B/kernel-lockstat" "$B/modules-lockstat" stock ours
 	# Instant getattr by 64 callers, and the saturated mixed workload
 	# (4 callers per vCPU, one request in 100 held 20 ms by its handler)
-	IFS='|' read -r -a ltopos <<< "${BENCH_LOCKSTAT_TOPO:-2node|smp=8 nodes=2}"
+	IFS='|' read -r -a ltopos <<< "${BENCH_LOCKSTAT_TOPO:-2node}"
 	for topo in "${ltopos[@]}"; do
 		dir=$out/lockstat-${topo//[ =]/}
 		mkdir -p "$dir"
