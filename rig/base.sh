@@ -24,6 +24,19 @@ if [ -n "${KSRC:-}" ]; then
 fi
 
 tarball=$(ls /usr/src/linux-source-"$BASE".tar.* 2>/dev/null | head -n1 || true)
+# Mainline's base is not in bookworm: its linux-source package comes from
+# trixie-backports, fetched (not installed) with private apt lists, and the
+# tarball is read out of the .deb
+if [ -z "$tarball" ] && [ "$BASE" = 7.3 ]; then
+	deb=$("$TOP/rig/debsuite.sh" trixie-backports binary linux-source-7.3 "$BROOT/apt/debs")
+	tarball=$B/linux-source-$BASE.tar.xz
+	if [ ! -f "$tarball" ] || [ "$deb" -nt "$tarball" ]; then
+		mkdir -p "$B"
+		dpkg-deb --fsys-tarfile "$deb" |
+			tar -xO --wildcards "./usr/src/linux-source-$BASE.tar.*" > "$tarball.tmp"
+		mv "$tarball.tmp" "$tarball"
+	fi
+fi
 [ -n "$tarball" ] || die "no /usr/src/linux-source-$BASE.tar.*: apt-get install linux-source-$BASE, or give KSRC=/path/to/$BASE"
 id=$(stat -c '%s %Y' "$tarball")
 if [ -f "$B/base/.rig-base-id" ] && [ "$(cat "$B/base/.rig-base-id")" = "$id" ]; then
