@@ -24,17 +24,19 @@ log() { printf '[rig] %s\n' "$*" >&2; }
 die() { printf '[rig] error: %s\n' "$*" >&2; exit 1; }
 
 # The bases the series exists for, and the one a script works on: BASE
-# (6.12 unless told).  Each has its series in patches/BASE and builds
-# under base_build BASE: build/ for 6.12, build/6.1 for 6.1.  BROOT holds
-# what no base owns (libfuse, fio, the apt source lists).
-BASES="6.12 6.1"
-BASE=${BASE:-6.12}
+# (7.3, mainline's, unless told; 6.12 and 6.1 are its backports).  Each
+# has its series in patches/BASE and builds under base_build BASE:
+# build/7.3, build/ for 6.12, build/6.1.  BROOT holds what no base owns
+# (libfuse, fio, the apt source lists).
+BASES="7.3 6.12 6.1"
+BASE=${BASE:-7.3}
 export BASE
 BROOT=$TOP/build
 base_build() {	# BASE
 	case "$1" in
 	6.12) echo "$BROOT" ;;
 	6.1) echo "$BROOT/6.1" ;;
+	7.3) echo "$BROOT/7.3" ;;
 	*) die "BASE=$1: the series exists for Linux ${BASES// / and }" ;;
 	esac
 }
@@ -132,19 +134,55 @@ export_series() {
 }
 
 # Files of the base the git work tree holds: those the series touches,
-# and what its kselftests build with.
-WORK_PATHS="fs/fuse include/uapi/linux/fuse.h Documentation/filesystems/index.rst MAINTAINERS
+# and what its kselftests build with (mainline's FUSE selftests, where the
+# base has them: 7.3).
+WORK_PATHS="fs/fuse include/uapi/linux/fuse.h Documentation/filesystems/index.rst
+	Documentation/filesystems/fuse/index.rst MAINTAINERS
 	tools/testing/selftests/Makefile tools/testing/selftests/lib.mk
 	tools/testing/selftests/kselftest_harness.h tools/testing/selftests/kselftest.h
-	tools/testing/selftests/kselftest"
+	tools/testing/selftests/kselftest tools/testing/selftests/filesystems/fuse"
 
-# Our own files, which the series adds: the repo holds them whole, as the
-# series leaves them (rig/patches.sh writes them, rig/work.sh checks them).
+# WORK_PATHS that the base tree DIR has
+work_paths() {	# DIR
+	local p
+	for p in $WORK_PATHS; do
+		[ ! -e "$1/$p" ] || echo "$p"
+	done
+}
+
+# The series' source is mainline's (PRIMARY); the others are its
+# backports.  Our own files, which the series adds, live whole in the repo
+# as the primary series leaves them (rig/patches.sh writes them, rig/work.sh
+# checks them); a backport adds the same files, its kernel ones derived by
+# rig/backport.sed (the names 6.12 and 6.1 give the transport's structures).
+# The selftests' Makefile is no own file: mainline has one, which the
+# primary series extends and the backports add.
+PRIMARY=7.3
 OWN_PATHS="fs/fuse Documentation/filesystems tools/testing/selftests/filesystems/fuse"
+OWN_GLUE="tools/testing/selftests/filesystems/fuse/Makefile"
+
+# Our selftests (the raw servers of fuse_srv.c) that the tree DIR has, as
+# make targets in OUT: mainline's others in that directory need libfuse 2
+ksft_targets() {	# DIR OUT
+	local t
+	for t in fuse_dev_test fuse_bind_test fuse_readers_test fuse_uring_test; do
+		[ ! -f "$1/tools/testing/selftests/filesystems/fuse/$t.c" ] || echo "$2/$t"
+	done
+}
 
 # The files the series adds (our own files), as paths from the tree's top
 own_files() {	# GIT_DIR_TREE
-	git -C "$1" diff --name-only --diff-filter=A base HEAD -- $OWN_PATHS
+	git -C "$1" diff --name-only --diff-filter=A base -- $OWN_PATHS |
+		grep -vxF "$OWN_GLUE" || true
+}
+
+# Our own file F as BASE's series must add it: the repo's copy, derived
+# for a backport
+own_expected() {	# F
+	case "$BASE:$1" in
+	"$PRIMARY":*|*:Documentation/*|*:tools/*) cat "$TOP/$1" ;;
+	*) sed -E -f "$TOP/rig/backport.sed" "$TOP/$1" ;;
+	esac
 }
 
 # The version of the patchset, as out-of-tree builds report it

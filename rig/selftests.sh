@@ -19,7 +19,8 @@ mkdir -p "$B/tests"
 rm -f "$B/tests/fuse_clone_bind.so"	# the retired preload library
 "$TOP/rig/work.sh"
 make -s -C "$B/work/tools/testing/selftests/filesystems/fuse" OUTPUT="$B/tests" \
-	KHDR_INCLUDES="-isystem $B/work/include/uapi" USERLDFLAGS=-static
+	KHDR_INCLUDES="-isystem $B/work/include/uapi" USERLDFLAGS=-static \
+	$(ksft_targets "$B/work" "$B/tests")
 make -s -C "$TOP/rig/tests" UAPI="$B/work/include/uapi" OUTPUT="$B/tests" \
 	SELFTEST="$B/work/tools/testing/selftests/filesystems/fuse" \
 	FUSE3_CFLAGS="-I$LF/work/include -I$LF/ours" \

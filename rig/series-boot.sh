@@ -41,11 +41,12 @@ finish() {
 }
 
 base_rel=$(make -s -C "$base" kernelversion)
+wpaths=$(work_paths "$base")
 patches=$(ls "$B"/series/[0-9]*.patch | grep -v '/0000-cover-letter.patch$')
 npatches=$(echo "$patches" | wc -l)
 # The files of the base that git am may change, by content
 work_sum() {
-	(cd "$base" && find $WORK_PATHS -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum
+	(cd "$base" && find $wpaths -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum
 }
 
 # --- a pristine copy of the base, and git am ---
@@ -60,14 +61,14 @@ if [ "$(cat "$tree/.rig-stamp" 2>/dev/null)" != "$tstamp" ]; then
 	rm -rf "$tree"
 	cp -al "$base" "$tree"
 	rm -f "$tree/.rig-base-id"
-	for p in $WORK_PATHS; do
+	for p in $wpaths; do
 		rm -rf "${tree:?}/$p"
 		cp -a "$base/$p" "$tree/$p"
 	done
 	g() { git -C "$tree" -c user.name=rig -c user.email=rig@localhost "$@"; }
 	g init -q
 	echo '/*' > "$tree/.git/info/exclude"	# untracked: all but the work paths
-	g add -f $WORK_PATHS
+	g add -f $wpaths
 	g commit -q -m "Linux $base_rel"
 	rc=0
 	g am -q $patches > "$B/series-am.log" 2>&1 || rc=$?
@@ -78,7 +79,7 @@ if [ "$(cat "$tree/.rig-stamp" 2>/dev/null)" != "$tstamp" ]; then
 	result $rc "the base tree is untouched by git am in its copy"
 	# After a change of series every touched file must be rebuilt, even one
 	# now back at the base's content (and mtime)
-	(cd "$tree" && find $WORK_PATHS fs/fuse -type f -exec touch {} +)
+	(cd "$tree" && find $wpaths -type f -exec touch {} +)
 	echo "$tstamp" > "$tree/.rig-stamp"
 else
 	result 0 "git am applies the $npatches patches of build/series to Linux $base_rel (unchanged, applied before)"

@@ -29,7 +29,7 @@ kdw=-Wall
 grep -q 'Wall' "$kd" || kdw=-v
 rm -rf "$tmp"
 mkdir -p "$tree" "$mods"
-(cd "$base" && tar -cf - $WORK_PATHS) | tar -xf - -C "$tree"
+(cd "$base" && tar -cf - $(work_paths "$base")) | tar -xf - -C "$tree"
 g() { git -C "$tree" -c user.name=rig -c user.email=rig@localhost "$@"; }
 g init -q
 g add -A
@@ -120,7 +120,8 @@ while IFS= read -r p; do
 		mkdir -p "$out"
 		r=0
 		make -s -C "$tree/tools/testing/selftests/filesystems/fuse" OUTPUT="$out" \
-			KHDR_INCLUDES="-isystem $tree/include/uapi" > "$tmp/ksft-$k.log" 2>&1 || r=1
+			KHDR_INCLUDES="-isystem $tree/include/uapi" $(ksft_targets "$tree" "$out") \
+			> "$tmp/ksft-$k.log" 2>&1 || r=1
 		! grep -qE 'warning:|error:' "$tmp/ksft-$k.log" || r=1
 		result $r "patch $k: the selftests build with lib.mk, without warnings" "$tmp/ksft-$k.log"
 		r=0

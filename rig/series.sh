@@ -20,7 +20,7 @@ g() {
 
 rm -rf "$repo" "$out"
 mkdir -p "$repo"
-(cd "$base" && tar -cf - $WORK_PATHS) | tar -xf - -C "$repo"
+(cd "$base" && tar -cf - $(work_paths "$base")) | tar -xf - -C "$repo"
 g init -q
 g config core.autocrlf false
 g add -A

@@ -7,9 +7,10 @@
 # earlier patch), then "make patches" writes the series back to
 # patches/BASE and our own files (the ones the series adds) to the repo,
 # where they live whole, one copy for every base.  Our files in the repo
-# must be what the series makes: an edit made to the repo's copy instead
-# (or to one base's series only) is refused here, before anything builds
-# from a tree that differs.
+# must be what the series makes (a backport's kernel files derived from
+# them, rig/backport.sed): an edit made to the repo's copy instead (or to
+# one base's series only) is refused here, before anything builds from a
+# tree that differs.
 . "$(dirname "$0")/lib.sh"
 
 base=$(base_dir)
@@ -22,12 +23,12 @@ check_own_files() {
 	local f bad=0 listed
 	listed=$(own_files "$work")
 	for f in $listed; do
-		if ! cmp -s "$work/$f" "$TOP/$f"; then
+		if ! own_expected "$f" 2>/dev/null | cmp -s "$work/$f" -; then
 			log "$f: the repo's copy is not what patches/$BASE make"
 			bad=1
 		fi
 	done
-	for f in $(cd "$TOP" && git ls-files -co --exclude-standard $OWN_PATHS); do
+	for f in $(cd "$TOP" && git ls-files -co --exclude-standard $OWN_PATHS | grep -vxF "$OWN_GLUE"); do
 		case " $(echo $listed) " in *" $f "*) ;; *)
 			log "$f: in the repo, but no patch of the series adds it"
 			bad=1 ;;
@@ -51,7 +52,7 @@ fi
 log "creating ${work#$TOP/} from the base and patches/$BASE"
 rm -rf "$work"
 mkdir -p "$work"
-(cd "$base" && tar -cf - $WORK_PATHS) | tar -xf - -C "$work"
+(cd "$base" && tar -cf - $(work_paths "$base")) | tar -xf - -C "$work"
 cd "$work"
 git init -q
 git config user.name "fuse-clone-queues rig"

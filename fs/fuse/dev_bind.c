@@ -14,11 +14,12 @@
  * device's queue is locked by its CPU's callers and its node's readers
  * alone while they keep up.
  *
- * Lock order: bind_mutex, fc->lock, a device's queue lock, fc->iq.lock.
- * See Documentation/filesystems/fuse-clone-queues.rst.
+ * Lock order: bind_mutex, fch->lock, a device's queue lock, fch->iq.lock.
+ * See Documentation/filesystems/fuse/fuse-clone-queues.rst.
  */
 
-#include "fuse_i.h"
+#include "dev.h"
+#include "fuse_dev_i.h"
 
 #include <linux/nodemask.h>
 #include <linux/slab.h>
@@ -34,7 +35,7 @@ DEFINE_STATIC_KEY_FALSE(fuse_bind_used);
 /* A bound device's queue and binding, freed after an RCU grace period */
 struct fuse_bound {
 	struct fuse_iqueue iq;
-	struct list_head entry;		/* on fc->bound while bound */
+	struct list_head entry;		/* on fch->bound while bound */
 	int cpu;			/* the bound CPU, or -1 */
 	int node;			/* its node, or the bound node */
 	unsigned int reads;		/* by its readers, from any queue */
@@ -96,8 +97,8 @@ static struct fuse_bind_map *fuse_bind_map_alloc(unsigned int nr_devs,
 	return map;
 }
 
-/* Fill @map from fc->bound: O(CPUs + devices * nodes + nodes^2 * nr_near) */
-static void fuse_bind_fill(struct fuse_conn *fc, struct fuse_bind_map *map)
+/* Fill @map from fch->bound: O(CPUs + devices * nodes + nodes^2 * nr_near) */
+static void fuse_bind_fill(struct fuse_chan *fch, struct fuse_bind_map *map)
 {
 	unsigned int cpu, i = 0;
 	struct fuse_bound *b;
@@ -105,7 +106,7 @@ static void fuse_bind_fill(struct fuse_conn *fc, struct fuse_bind_map *map)
 
 	for (node = 0; node < nr_node_ids; node++) {
 		map->first[node] = i;
-		list_for_each_entry(b, &fc->bound, entry)
+		list_for_each_entry(b, &fch->bound, entry)
 			if (b->node == node)
 				map->devs[i++] = b;
 	}
@@ -124,7 +125,7 @@ static void fuse_bind_fill(struct fuse_conn *fc, struct fuse_bind_map *map)
 		if (n < map->nr_near)
 			near[n] = -1;
 	}
-	list_for_each_entry(b, &fc->bound, entry)
+	list_for_each_entry(b, &fch->bound, entry)
 		if (b->cpu >= 0)
 			map->dev[b->cpu] = b;
 	i = 0;
@@ -138,22 +139,22 @@ static void fuse_bind_fill(struct fuse_conn *fc, struct fuse_bind_map *map)
 }
 
 /*
- * Publish @map, filled from fc->bound, or none if no device is bound.
+ * Publish @map, filled from fch->bound, or none if no device is bound.
  * Without a map, a device that is going away (@gone) is taken off the old
  * one in place, and its CPUs' requests go to the shared queue until the
  * next binding: releasing must not fail.
  */
-static void fuse_bind_publish(struct fuse_conn *fc, struct fuse_bind_map *map,
+static void fuse_bind_publish(struct fuse_chan *fch, struct fuse_bind_map *map,
 			      struct fuse_bound *gone)
 {
 	struct fuse_bind_map *old;
 	unsigned int i;
 
-	old = rcu_dereference_protected(fc->bind_map,
-					lockdep_is_held(&fc->bind_mutex));
+	old = rcu_dereference_protected(fch->bind_map,
+					lockdep_is_held(&fch->bind_mutex));
 	if (map) {
-		fuse_bind_fill(fc, map);
-	} else if (!list_empty(&fc->bound)) {
+		fuse_bind_fill(fch, map);
+	} else if (!list_empty(&fch->bound)) {
 		for_each_possible_cpu(i)
 			if (old->dev[i] == gone)
 				WRITE_ONCE(old->dev[i], NULL);
@@ -162,7 +163,7 @@ static void fuse_bind_publish(struct fuse_conn *fc, struct fuse_bind_map *map,
 				WRITE_ONCE(old->devs[i], NULL);
 		return;
 	}
-	rcu_assign_pointer(fc->bind_map, map);
+	rcu_assign_pointer(fch->bind_map, map);
 	if (old)
 		kvfree_rcu(old, rcu);
 }
@@ -172,28 +173,28 @@ static void fuse_bind_publish(struct fuse_conn *fc, struct fuse_bind_map *map,
  * what waits there to the shared queue, waking a reader for each.  If the
  * shared queue is disconnected, the abort under way ends them on @b.
  */
-static void fuse_bind_requeue(struct fuse_conn *fc, struct fuse_bound *b)
+static void fuse_bind_requeue(struct fuse_chan *fch, struct fuse_bound *b)
 {
 	struct fuse_req *req;
 	int n = 0;
 
 	spin_lock(&b->iq.lock);
 	b->iq.connected = 0;
-	spin_lock(&fc->iq.lock);
-	if (fc->iq.connected) {
+	spin_lock(&fch->iq.lock);
+	if (fch->iq.connected) {
 		list_for_each_entry(req, &b->iq.pending, list) {
 			WRITE_ONCE(req->fiq, NULL);
 			n++;
 		}
-		list_splice_tail_init(&b->iq.pending, &fc->iq.pending);
+		list_splice_tail_init(&b->iq.pending, &fch->iq.pending);
 	}
-	spin_unlock(&fc->iq.lock);
+	spin_unlock(&fch->iq.lock);
 	spin_unlock(&b->iq.lock);
 	while (n--)
-		fuse_bind_wake_shared(fc);
+		fuse_bind_wake_shared(fch);
 }
 
-/* Make @b take requests (fc->lock held) or refuse them */
+/* Make @b take requests (fch->lock held) or refuse them */
 static void fuse_bind_connect(struct fuse_bound *b, bool on)
 {
 	spin_lock(&b->iq.lock);
@@ -205,7 +206,7 @@ static void fuse_bind_connect(struct fuse_bound *b, bool on)
  * Take @b off the map (bind_mutex held), and move what waits on its queue
  * to the shared one; its readers wake and wait as unbound ones.  Cannot fail.
  */
-static void fuse_bind_unmap(struct fuse_conn *fc, struct fuse_bound *b)
+static void fuse_bind_unmap(struct fuse_chan *fch, struct fuse_bound *b)
 {
 	struct fuse_bind_map *map = NULL;
 
@@ -216,15 +217,15 @@ static void fuse_bind_unmap(struct fuse_conn *fc, struct fuse_bound *b)
 	 * No reclaim here: a daemon's close may not wait for writeback to
 	 * its own mount.  Without memory the old map is cleared in place.
 	 */
-	if (!list_empty(&fc->bound))
-		map = fuse_bind_map_alloc(list_count_nodes(&fc->bound),
+	if (!list_empty(&fch->bound))
+		map = fuse_bind_map_alloc(list_count_nodes(&fch->bound),
 					  GFP_NOWAIT | __GFP_NOWARN);
-	fuse_bind_publish(fc, map, b);
-	fuse_bind_requeue(fc, b);
+	fuse_bind_publish(fch, map, b);
+	fuse_bind_requeue(fch, b);
 	wake_up_all(&b->iq.waitq);
 }
 
-static int fuse_bind_check(struct fuse_conn *fc, struct fuse_bound *b,
+static int fuse_bind_check(struct fuse_chan *fch, struct fuse_bound *b,
 			   const struct fuse_dev_bind *arg)
 {
 	struct fuse_bound *other;
@@ -240,7 +241,7 @@ static int fuse_bind_check(struct fuse_conn *fc, struct fuse_bound *b,
 		if (arg->node != -1 || arg->cpu < 0 ||
 		    arg->cpu >= nr_cpu_ids || !cpu_possible(arg->cpu))
 			return -EINVAL;
-		list_for_each_entry(other, &fc->bound, entry)
+		list_for_each_entry(other, &fch->bound, entry)
 			if (other != b && other->cpu == arg->cpu)
 				return -EBUSY;
 		break;
@@ -253,12 +254,12 @@ static int fuse_bind_check(struct fuse_conn *fc, struct fuse_bound *b,
 		return -EINVAL;
 	}
 	/* Unbinding an aborted connection's device is fine */
-	return !arg->flags || READ_ONCE(fc->connected) ? 0 : -ENOTCONN;
+	return !arg->flags || READ_ONCE(fch->connected) ? 0 : -ENOTCONN;
 }
 
 /**
  * fuse_bind_ioctl - FUSE_DEV_IOC_BIND: bind a device to a CPU or a node
- * @fud: the device, or NULL if the fd has no connection
+ * @fud: the device, which has a connection
  * @uarg: the binding, struct fuse_dev_bind
  *
  * A device gets its queue at its first binding and keeps it until it is
@@ -276,29 +277,27 @@ long fuse_bind_ioctl(struct fuse_dev *fud,
 	struct fuse_bind_map *map = NULL;
 	struct fuse_dev_bind arg;
 	struct fuse_bound *b;
-	struct fuse_conn *fc;
+	struct fuse_chan *fch;
 	int err, node;
 
-	if (!fud)
-		return -EPERM;
 	if (copy_from_user(&arg, uarg, sizeof(arg)))
 		return -EFAULT;
-	fc = fud->fc;
-	mutex_lock(&fc->bind_mutex);
+	fch = fud->chan;
+	mutex_lock(&fch->bind_mutex);
 	b = fuse_bound_of(fud->iq);
-	err = fuse_bind_check(fc, b, &arg);
+	err = fuse_bind_check(fch, b, &arg);
 	if (err || (!arg.flags && !b))
 		goto out;
 	if (!arg.flags) {
-		fuse_bind_unmap(fc, b);
+		fuse_bind_unmap(fch, b);
 		goto out;
 	}
 	err = -ENOMEM;
-	map = fuse_bind_map_alloc(list_count_nodes(&fc->bound) +
+	map = fuse_bind_map_alloc(list_count_nodes(&fch->bound) +
 				  (!b || list_empty(&b->entry)), GFP_KERNEL_ACCOUNT);
 	if (!map)
 		goto out;
-	if (!fc->bind_nodes) {
+	if (!fch->bind_nodes) {
 		nodes = kvcalloc(nr_node_ids, sizeof(*nodes), GFP_KERNEL_ACCOUNT);
 		if (!nodes)
 			goto out;
@@ -306,35 +305,35 @@ long fuse_bind_ioctl(struct fuse_dev *fud,
 			init_waitqueue_head(&nodes[node].waitq);
 	}
 	if (!b) {
-		b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
+		b = kzalloc_obj(*b, GFP_KERNEL_ACCOUNT);
 		if (!b)
 			goto out;
-		fuse_iqueue_init(&b->iq, fc->iq.ops, NULL);
+		fuse_iqueue_init(&b->iq, fch->iq.ops, NULL);
 		lockdep_set_class(&b->iq.lock, &fuse_bound_lock_key);
 		INIT_LIST_HEAD(&b->entry);
 	}
 	if (nodes) {
-		fc->bind_nodes = nodes;
+		fch->bind_nodes = nodes;
 		nodes = NULL;
 		static_branch_enable(&fuse_bind_used);
 	}
-	/* Under fc->lock: an abort finds it, or it is born disconnected */
-	spin_lock(&fc->lock);
-	fuse_bind_connect(b, fc->connected);
+	/* Under fch->lock: an abort finds it, or it is born disconnected */
+	spin_lock(&fch->lock);
+	fuse_bind_connect(b, fch->connected);
 	/* Pairs with smp_load_acquire() in fuse_bind_next() and _wait() */
 	smp_store_release(&fud->iq, &b->iq);
-	spin_unlock(&fc->lock);
+	spin_unlock(&fch->lock);
 	/* Read locklessly by wakeups */
 	WRITE_ONCE(b->cpu, arg.cpu);
 	WRITE_ONCE(b->node, arg.cpu >= 0 ? fuse_cpu_node(arg.cpu) : arg.node);
-	list_move_tail(&b->entry, &fc->bound);
-	fuse_bind_publish(fc, map, b);
+	list_move_tail(&b->entry, &fch->bound);
+	fuse_bind_publish(fch, map, b);
 	/* Its sleeping readers move to their node's waitqueue */
 	wake_up_all(&b->iq.waitq);
 	map = NULL;
 	err = 0;
 out:
-	mutex_unlock(&fc->bind_mutex);
+	mutex_unlock(&fch->bind_mutex);
 	kvfree(nodes);
 	kvfree(map);
 	return err;
@@ -349,27 +348,27 @@ out:
 void fuse_bind_release(struct fuse_dev *fud)
 {
 	struct fuse_bound *b = fuse_bound_of(fud->iq);
-	struct fuse_conn *fc = fud->fc;
+	struct fuse_chan *fch = fud->chan;
 
 	if (!b)
 		return;
-	mutex_lock(&fc->bind_mutex);
-	fuse_bind_unmap(fc, b);
-	mutex_unlock(&fc->bind_mutex);
-	/* Under fc->lock, so that an abort no longer finds it */
-	spin_lock(&fc->lock);
+	mutex_lock(&fch->bind_mutex);
+	fuse_bind_unmap(fch, b);
+	mutex_unlock(&fch->bind_mutex);
+	/* Under fch->lock, so that an abort no longer finds it */
+	spin_lock(&fch->lock);
 	fud->iq = NULL;
-	spin_unlock(&fc->lock);
+	spin_unlock(&fch->lock);
 	kfree_rcu(b, rcu);
 }
 
 /**
  * fuse_bind_free - free what binding allocated for a connection
- * @fc: the connection, which has no devices left
+ * @fch: the connection, which has no devices left
  */
-void fuse_bind_free(struct fuse_conn *fc)
+void fuse_bind_free(struct fuse_chan *fch)
 {
-	kvfree(fc->bind_nodes);
+	kvfree(fch->bind_nodes);
 }
 
 /*
@@ -380,7 +379,7 @@ void fuse_bind_free(struct fuse_conn *fc)
  * may keep that CPU (readahead, async I/O), come last: woken only if no
  * other reader was.
  */
-static void fuse_bind_wake(struct fuse_conn *fc, struct fuse_bind_map *map,
+static void fuse_bind_wake(struct fuse_chan *fch, struct fuse_bind_map *map,
 			   struct fuse_bound *b, int node, int busy)
 {
 	const int *near = map->near + node * map->nr_near;
@@ -401,7 +400,7 @@ static void fuse_bind_wake(struct fuse_conn *fc, struct fuse_bind_map *map,
 		      poll_to_key(EPOLLIN | EPOLLRDNORM)))
 		return;
 	for (i = 0; i < map->nr_near && near[i] >= 0; i++) {
-		wait_queue_head_t *wq = &fc->bind_nodes[near[i]].waitq;
+		wait_queue_head_t *wq = &fch->bind_nodes[near[i]].waitq;
 
 		/* Ordered by the smp_mb() above */
 		if (waitqueue_active(wq) &&
@@ -409,8 +408,8 @@ static void fuse_bind_wake(struct fuse_conn *fc, struct fuse_bind_map *map,
 			return;
 	}
 	/* Ordered by the smp_mb() above */
-	woken = waitqueue_active(&fc->iq.waitq) && wake_up(&fc->iq.waitq);
-	kill_fasync(&fc->iq.fasync, SIGIO, POLL_IN);
+	woken = waitqueue_active(&fch->iq.waitq) && wake_up(&fch->iq.waitq);
+	kill_fasync(&fch->iq.fasync, SIGIO, POLL_IN);
 	/* No other reader idle: @busy's own after all */
 	if (!woken && b && busy >= 0 && waitqueue_active(&b->iq.waitq))
 		__wake_up(&b->iq.waitq, TASK_NORMAL, 1,
@@ -426,13 +425,13 @@ static void fuse_bind_wake(struct fuse_conn *fc, struct fuse_bind_map *map,
  */
 bool fuse_bind_queue(struct fuse_req *req)
 {
-	struct fuse_conn *fc = req->fm->fc;
+	struct fuse_chan *fch = req->chan;
 	struct fuse_bind_map *map;
 	struct fuse_bound *b;
 	bool queued = false;
 
 	rcu_read_lock();
-	map = rcu_dereference(fc->bind_map);
+	map = rcu_dereference(fch->bind_map);
 	b = map ? READ_ONCE(map->dev[req->cpu]) : NULL;
 	if (b) {
 		spin_lock(&b->iq.lock);
@@ -444,7 +443,7 @@ bool fuse_bind_queue(struct fuse_req *req)
 		spin_unlock(&b->iq.lock);
 	}
 	if (queued)
-		fuse_bind_wake(fc, map, b, READ_ONCE(b->node),
+		fuse_bind_wake(fch, map, b, READ_ONCE(b->node),
 			       test_bit(FR_BACKGROUND, &req->flags) ?
 			       req->cpu : -1);
 	rcu_read_unlock();
@@ -453,22 +452,22 @@ bool fuse_bind_queue(struct fuse_req *req)
 
 /**
  * fuse_bind_wake_shared - wake a reader for work on the shared queue
- * @fc: the connection
+ * @fch: the connection
  *
  * The nearest idle bound reader, else an unbound one; as stock without a map.
  */
-void fuse_bind_wake_shared(struct fuse_conn *fc)
+void fuse_bind_wake_shared(struct fuse_chan *fch)
 {
 	struct fuse_bind_map *map;
 
 	rcu_read_lock();
-	map = rcu_dereference(fc->bind_map);
+	map = rcu_dereference(fch->bind_map);
 	if (map) {
-		fuse_bind_wake(fc, map, NULL,
+		fuse_bind_wake(fch, map, NULL,
 			       fuse_cpu_node(raw_smp_processor_id()), -1);
 	} else {
-		wake_up(&fc->iq.waitq);
-		kill_fasync(&fc->iq.fasync, SIGIO, POLL_IN);
+		wake_up(&fch->iq.waitq);
+		kill_fasync(&fch->iq.fasync, SIGIO, POLL_IN);
 	}
 	rcu_read_unlock();
 }
@@ -498,15 +497,15 @@ static bool fuse_bind_busy(struct fuse_bound *b)
  */
 struct fuse_iqueue *fuse_bind_next(struct fuse_dev *fud)
 {
-	struct fuse_conn *fc = fud->fc;
+	struct fuse_chan *fch = fud->chan;
 	/* Pairs with smp_store_release() in fuse_bind_ioctl() */
 	struct fuse_bound *own = fuse_bound_of(smp_load_acquire(&fud->iq)), *b;
 	unsigned int i, j, n, start = raw_smp_processor_id();
-	struct fuse_bind_map *map = rcu_dereference(fc->bind_map);
+	struct fuse_bind_map *map = rcu_dereference(fch->bind_map);
 	const int *near;
 
-	if (!map || fuse_iq_ready(&fc->iq))
-		return &fc->iq;
+	if (!map || fuse_iq_ready(&fch->iq))
+		return &fch->iq;
 	if (own && fuse_bind_busy(own)) {
 		/* Readers of a device share the count; a lost step is fine */
 		i = READ_ONCE(own->reads) + 1;
@@ -525,17 +524,17 @@ struct fuse_iqueue *fuse_bind_next(struct fuse_dev *fud)
 				return &b->iq;
 		}
 	}
-	return own && fuse_bind_busy(own) ? &own->iq : &fc->iq;
+	return own && fuse_bind_busy(own) ? &own->iq : &fch->iq;
 }
 
 /**
- * fuse_bind_pending - does a device of @fc hold a request?
- * @fc: the connection
+ * fuse_bind_pending - does a device of @fch hold a request?
+ * @fch: the connection
  *
  * Return: true if a bound device's queue holds a request.  Lockless: a
  * reader that sleeps after a false is woken for what comes next.
  */
-bool fuse_bind_pending(struct fuse_conn *fc)
+bool fuse_bind_pending(struct fuse_chan *fch)
 {
 	struct fuse_bind_map *map;
 	struct fuse_bound *b;
@@ -543,7 +542,7 @@ bool fuse_bind_pending(struct fuse_conn *fc)
 	unsigned int i;
 
 	rcu_read_lock();
-	map = rcu_dereference(fc->bind_map);
+	map = rcu_dereference(fch->bind_map);
 	for (i = 0; map && i < map->nr_devs && !found; i++) {
 		b = READ_ONCE(map->devs[i]);
 		found = b && fuse_bind_busy(b);
@@ -590,9 +589,9 @@ static int fuse_bind_wake_node(struct wait_queue_entry *wq, unsigned int mode,
 	return fuse_bind_woken(w, wq, mode, sync);
 }
 
-static bool fuse_bind_ready(struct fuse_conn *fc)
+static bool fuse_bind_ready(struct fuse_chan *fch)
 {
-	return fuse_iq_ready(&fc->iq) || fuse_bind_pending(fc);
+	return fuse_iq_ready(&fch->iq) || fuse_bind_pending(fch);
 }
 
 /**
@@ -611,14 +610,14 @@ int fuse_bind_wait(struct fuse_dev *fud)
 	/* Pairs with smp_store_release() in fuse_bind_ioctl() */
 	struct fuse_bound *b = fuse_bound_of(smp_load_acquire(&fud->iq));
 	struct fuse_bind_waiter w = { .b = b, .woken = ATOMIC_INIT(0) };
-	struct fuse_conn *fc = fud->fc;
+	struct fuse_chan *fch = fud->chan;
 	wait_queue_head_t *node;
 	int err = 0;
 
 	if (!b || !READ_ONCE(b->iq.connected))
-		return wait_event_interruptible_exclusive(fc->iq.waitq,
-							  fuse_bind_ready(fc));
-	node = &fc->bind_nodes[READ_ONCE(b->node)].waitq;
+		return wait_event_interruptible_exclusive(fch->iq.waitq,
+							  fuse_bind_ready(fch));
+	node = &fch->bind_nodes[READ_ONCE(b->node)].waitq;
 	init_waitqueue_func_entry(&w.own, fuse_bind_wake_own);
 	init_waitqueue_func_entry(&w.node, fuse_bind_wake_node);
 	w.own.private = current;
@@ -628,7 +627,7 @@ int fuse_bind_wait(struct fuse_dev *fud)
 	for (;;) {
 		set_current_state(TASK_INTERRUPTIBLE);
 		if (atomic_read(&w.woken) || !READ_ONCE(b->iq.connected) ||
-		    fuse_bind_ready(fc))
+		    fuse_bind_ready(fch))
 			break;
 		if (signal_pending(current)) {
 			err = -ERESTARTSYS;

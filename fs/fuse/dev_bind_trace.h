@@ -22,7 +22,7 @@ TRACE_EVENT(fuse_request_read,
 			     __field(int, cpu)
 			     __field(int, read_cpu)
 			     __field(bool, own)),
-	    TP_fast_assign(__entry->connection = req->fm->fc->dev;
+	    TP_fast_assign(__entry->connection = fuse_conn_get_id(req->chan->conn);
 			   __entry->unique = req->in.h.unique;
 			   __entry->opcode = req->in.h.opcode;
 			   __entry->cpu = req->cpu;

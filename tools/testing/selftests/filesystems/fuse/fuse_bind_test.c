@@ -3,7 +3,7 @@
  * FUSE_DEV_IOC_BIND: its errors (and that a failed bind changes nothing),
  * where requests go when the readers of the bound clones are idle (the
  * CPU map, computed here from the machine's own topology by the rules of
- * Documentation/filesystems/fuse-clone-queues.rst), and what happens to a
+ * Documentation/filesystems/fuse/fuse-clone-queues.rst), and what happens to a
  * request that waits on a clone's own queue when that clone is closed or
  * unbound, its caller is killed or interrupted, or the connection is
  * aborted; where a request goes when its clone's reader is busy after a

@@ -264,12 +264,12 @@ TEST_F(dev, clone_ioctl_errors)
 	EXPECT_EQ(-1, ioctl(fd, FUSE_DEV_IOC_CLONE, &src));
 	EXPECT_EQ(EINVAL, errno);
 
-	/* A /dev/fuse fd with no connection */
+	/* A /dev/fuse fd with no connection (EPERM on Linux 7.3) */
 	other = open("/dev/fuse", O_RDWR);
 	ASSERT_GE(other, 0);
 	src = other;
 	EXPECT_EQ(-1, ioctl(fd, FUSE_DEV_IOC_CLONE, &src));
-	EXPECT_EQ(EINVAL, errno);
+	EXPECT_TRUE(errno == EINVAL || errno == EPERM);
 
 	/* Bad pointer */
 	EXPECT_EQ(-1, ioctl(fd, FUSE_DEV_IOC_CLONE, (void *)8));

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -34,6 +35,16 @@
 #include <unistd.h>
 #ifdef HAVE_LIBURING
 #include <liburing.h>
+#endif
+
+/*
+ * FUSE-over-io-uring needs liburing, and a <linux/fuse.h> of Linux 6.14 or
+ * later; the same file builds with older ones, without it
+ */
+#if defined(HAVE_LIBURING) && defined(FUSE_URING_IN_OUT_HEADER_SZ)
+#define FSRV_RING	1
+#else
+#define FSRV_RING	0
 #endif
 
 #define FILE_SIZE	4096
@@ -81,6 +92,19 @@ int fsrv_reply(int fd, uint64_t unique, int error, const void *data,
 	return 0;
 }
 
+static int ring_answer(uint64_t unique, int error, const void *data,
+		       size_t len);
+
+int fsrv_answer(struct fsrv *srv, int idx, uint64_t unique, int error,
+		const void *data, size_t len)
+{
+	if (idx == FSRV_RING_IDX)
+		return ring_answer(unique, error, data, len);
+	if (idx < 0 || idx >= FSRV_MAX_FDS)
+		return -EBADF;
+	return fsrv_reply(srv->fds[idx], unique, error, data, len);
+}
+
 static void fill_attr(struct fuse_attr *a, uint64_t ino, bool dir)
 {
 	memset(a, 0, sizeof(*a));
@@ -97,8 +121,8 @@ static bool ino_is_dir(uint64_t ino)
 	return ino == FUSE_ROOT_ID || (ino & INO_DIR);
 }
 
-static void record(struct fsrv *srv, int idx, const struct fuse_in_header *in,
-		   const void *arg)
+static void record(struct fsrv *srv, int idx, int qid,
+		   const struct fuse_in_header *in, const void *arg)
 {
 	struct fsrv_rec *r;
 
@@ -115,6 +139,7 @@ static void record(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 	r->opcode = in->opcode;
 	r->fd_idx = idx;
 	r->cpu = sched_getcpu();
+	r->qid = qid;
 	r->unique = in->unique;
 	r->nodeid = in->nodeid;
 	r->pid = in->pid;
@@ -126,7 +151,6 @@ static void record(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 		 const void *arg)
 {
-	int fd = srv->fds[idx];
 	union {
 		struct fuse_entry_out entry;
 		struct fuse_attr_out attr;
@@ -143,13 +167,13 @@ void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 		uint64_t ino = fsrv_ino(name);
 
 		if (!strncmp(name, "noent", 5)) {
-			fsrv_reply(fd, in->unique, -ENOENT, NULL, 0);
+			fsrv_answer(srv, idx, in->unique, -ENOENT, NULL, 0);
 			break;
 		}
 		out.entry.nodeid = ino;
 		fill_attr(&out.entry.attr, ino, dir);
-		if (fsrv_reply(fd, in->unique, 0, &out.entry,
-			       sizeof(out.entry)) == 0)
+		if (fsrv_answer(srv, idx, in->unique, 0, &out.entry,
+				sizeof(out.entry)) == 0)
 			__atomic_fetch_add(&srv->lookups, 1, __ATOMIC_RELAXED);
 		break;
 	}
@@ -168,30 +192,34 @@ void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 		fill_attr(&co.entry.attr, ino, false);
 		co.open.fh = ino;
 		co.open.open_flags = FOPEN_DIRECT_IO;
-		if (fsrv_reply(fd, in->unique, 0, &co, sizeof(co)) == 0)
+		if (fsrv_answer(srv, idx, in->unique, 0, &co, sizeof(co)) == 0)
 			__atomic_fetch_add(&srv->lookups, 1, __ATOMIC_RELAXED);
 		break;
 	}
 	case FUSE_UNLINK:
-		fsrv_reply(fd, in->unique, 0, NULL, 0);
+		fsrv_answer(srv, idx, in->unique, 0, NULL, 0);
 		break;
 	case FUSE_GETATTR:
 		fill_attr(&out.attr.attr, in->nodeid, ino_is_dir(in->nodeid));
-		fsrv_reply(fd, in->unique, 0, &out.attr, sizeof(out.attr));
+		fsrv_answer(srv, idx, in->unique, 0, &out.attr,
+			    sizeof(out.attr));
 		break;
 	case FUSE_SETATTR:
 		fill_attr(&out.attr.attr, in->nodeid, ino_is_dir(in->nodeid));
-		fsrv_reply(fd, in->unique, 0, &out.attr, sizeof(out.attr));
+		fsrv_answer(srv, idx, in->unique, 0, &out.attr,
+			    sizeof(out.attr));
 		break;
 	case FUSE_OPEN:
 		out.open.fh = in->nodeid;
 		if (!(in->nodeid & INO_BIG))
 			out.open.open_flags = FOPEN_DIRECT_IO;
-		fsrv_reply(fd, in->unique, 0, &out.open, sizeof(out.open));
+		fsrv_answer(srv, idx, in->unique, 0, &out.open,
+			    sizeof(out.open));
 		break;
 	case FUSE_OPENDIR:
 		out.open.fh = in->nodeid;
-		fsrv_reply(fd, in->unique, 0, &out.open, sizeof(out.open));
+		fsrv_answer(srv, idx, in->unique, 0, &out.open,
+			    sizeof(out.open));
 		break;
 	case FUSE_READ: {
 		const struct fuse_read_in *ri = arg;
@@ -206,7 +234,7 @@ void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 		data = n > sizeof(out.data) ? malloc(n) : out.data;
 		for (i = 0; i < n; i++)
 			data[i] = 'a' + (ri->offset + i) % 26;
-		fsrv_reply(fd, in->unique, 0, data, n);
+		fsrv_answer(srv, idx, in->unique, 0, data, n);
 		if (data != out.data)
 			free(data);
 		break;
@@ -215,7 +243,7 @@ void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 		const struct fuse_write_in *wi = arg;
 		struct fuse_write_out wo = { .size = wi->size };
 
-		fsrv_reply(fd, in->unique, 0, &wo, sizeof(wo));
+		fsrv_answer(srv, idx, in->unique, 0, &wo, sizeof(wo));
 		break;
 	}
 	case FUSE_READDIR: {
@@ -238,20 +266,21 @@ void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 			memcpy(de->name, names[i], de->namelen);
 			len += sz;
 		}
-		fsrv_reply(fd, in->unique, 0, out.data, len);
+		fsrv_answer(srv, idx, in->unique, 0, out.data, len);
 		break;
 	}
 	case FUSE_STATFS:
 		out.statfs.st.bsize = 4096;
 		out.statfs.st.namelen = 255;
-		fsrv_reply(fd, in->unique, 0, &out.statfs, sizeof(out.statfs));
+		fsrv_answer(srv, idx, in->unique, 0, &out.statfs,
+			    sizeof(out.statfs));
 		break;
 	case FUSE_RELEASE:
 	case FUSE_RELEASEDIR:
 	case FUSE_FLUSH:
 	case FUSE_FSYNC:
 	case FUSE_DESTROY:
-		fsrv_reply(fd, in->unique, 0, NULL, 0);
+		fsrv_answer(srv, idx, in->unique, 0, NULL, 0);
 		break;
 	case FUSE_FORGET: {
 		const struct fuse_forget_in *fi = arg;
@@ -278,7 +307,7 @@ void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 		pthread_mutex_unlock(&srv->lock);
 		break;
 	default:
-		fsrv_reply(fd, in->unique, -EOPNOTSUPP, NULL, 0);
+		fsrv_answer(srv, idx, in->unique, -EOPNOTSUPP, NULL, 0);
 	}
 }
 
@@ -567,7 +596,7 @@ static void *reader(void *p)
 		}
 		if ((size_t)n < sizeof(*in))
 			continue;
-		record(srv, r.idx, in, in + 1);
+		record(srv, r.idx, -1, in, in + 1);
 		if (srv->hook && srv->hook(srv, r.idx, in, in + 1))
 			continue;
 		if (r.worker && !worker_queue(r.worker, buf, n))
@@ -657,6 +686,25 @@ int fsrv_mount_opts(struct fsrv *srv, const char *mnt,
 	io.max_write = 128 * 1024;
 	io.time_gran = 1;
 	srv->minor = io.minor;
+	/*
+	 * The kernel's max_payload_sz: max_pages stays at
+	 * FUSE_DEFAULT_MAX_PAGES_PER_REQ (32) without FUSE_MAX_PAGES
+	 */
+	srv->max_payload = sysconf(_SC_PAGESIZE) *
+			   (io.flags & FUSE_MAX_PAGES ? io.max_pages ?: 1 : 32);
+	if (srv->max_payload < io.max_write)
+		srv->max_payload = io.max_write;
+	if (srv->max_payload < FUSE_MIN_READ_BUFFER)
+		srv->max_payload = FUSE_MIN_READ_BUFFER;
+#if FSRV_RING
+	/* flags2 only counts with FUSE_INIT_EXT */
+	if (opts->io_uring && (ii->flags & FUSE_INIT_EXT) &&
+	    (ii->flags2 & (FUSE_OVER_IO_URING >> 32))) {
+		io.flags |= FUSE_INIT_EXT;
+		io.flags2 |= FUSE_OVER_IO_URING >> 32;
+		srv->uring_init = true;
+	}
+#endif
 	if (fsrv_reply(srv->fds[0], in->unique, 0, &io, sizeof(io))) {
 		free(buf);
 		return -EPROTO;
@@ -863,12 +911,437 @@ void fsrv_destroy(struct fsrv *srv)
 	umount2(srv->mnt, MNT_DETACH);
 	for (i = 0; i < srv->nthr; i++)
 		pthread_join(srv->thr[i], NULL);
+	/* Each of its entries ended with the abort */
+	fsrv_uring_stop(srv);
 	for (i = 0; i < srv->nfds; i++)
 		if (srv->fds[i] >= 0)
 			close(srv->fds[i]);
 	free(srv->log);
 	srv->log = NULL;
 }
+
+/* ---- FUSE-over-io-uring ---- */
+
+/* The fuse module's switch, read when the kernel answers FUSE_INIT */
+#define URING_PARAM	"/sys/module/fuse/parameters/enable_uring"
+
+int fsrv_uring_enabled(void)
+{
+	int fd = open(URING_PARAM, O_RDONLY);
+	char c = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (read(fd, &c, 1) != 1)
+		c = 0;
+	close(fd);
+	return c == 'Y' || c == '1';
+}
+
+int fsrv_uring_enable(bool on)
+{
+	return fsrv_write_file(URING_PARAM, on ? "Y" : "N");
+}
+
+#if FSRV_RING
+
+/*
+ * A ring entry: iov[0] is its struct fuse_uring_req_header (in_out holds
+ * the fuse_in_header, then our fuse_out_header; op_in the request's first
+ * argument; ring_ent_in_out the commit id and payload size), iov[1] its
+ * payload buffer, the other arguments, then our reply's.
+ */
+struct ring_ent {
+	struct ring_thr *t;
+	uint16_t qid;
+	bool registering;	/* its REGISTER has not completed yet */
+	bool answered;		/* the handler has answered its request */
+	bool dead;		/* a completion with an error ended it */
+	struct fuse_uring_req_header *hdr;
+	char *payload;
+	struct iovec iov[2];
+	char *arg;		/* the arguments as /dev/fuse has them */
+};
+
+/* A thread with an io_uring of its own, and the entries it serves */
+struct ring_thr {
+	struct fsrv *srv;
+	int cpu;		/* pinned there, or -1 */
+	int fd;			/* the /dev/fuse fd of its commands */
+	int nents, live;
+	struct ring_ent *ents;
+	size_t payload_sz;
+	struct io_uring ring;
+	pthread_t thr;
+	int err;		/* the first failed registration's */
+	int started;		/* set once its registrations were issued */
+	int stop;
+};
+
+struct fsrv_uring {
+	int nq;			/* queues registered so far: 0 .. nq - 1 */
+	int nthr;
+	struct ring_thr **thr;
+};
+
+/* The entry whose request this thread handles, for ring_answer() */
+static __thread struct ring_ent *ring_cur;
+
+static int ring_answer(uint64_t unique, int error, const void *data,
+		       size_t len)
+{
+	struct ring_ent *e = ring_cur;
+	struct fuse_out_header *oh;
+
+	if (!e || e->answered)
+		return -EINVAL;
+	/* A reply the payload buffer cannot hold fails the request */
+	if (!error && len > e->t->payload_sz)
+		error = -EIO;
+	if (error)
+		len = 0;
+	memset(e->hdr->in_out, 0, sizeof(e->hdr->in_out));
+	oh = (void *)e->hdr->in_out;
+	oh->len = sizeof(*oh) + len;
+	oh->error = error;
+	oh->unique = unique;
+	if (len)
+		memcpy(e->payload, data, len);
+	/* All that fuse_uring_commit() takes from the payload */
+	e->hdr->ring_ent_in_out.payload_sz = len;
+	e->answered = true;
+	return 0;
+}
+
+/* An IORING_OP_URING_CMD of fuse: struct fuse_uring_cmd_req in sqe->cmd */
+static int ring_cmd(struct ring_thr *t, struct ring_ent *e, uint32_t op,
+		    uint64_t commit_id)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
+	char *cmd;
+	struct fuse_uring_cmd_req req = {
+		.commit_id = commit_id,
+		.qid = e->qid,
+	};
+
+	if (!sqe) {
+		io_uring_submit(&t->ring);
+		sqe = io_uring_get_sqe(&t->ring);
+		if (!sqe)
+			return -EBUSY;
+	}
+	/* Zeroes the first 64 bytes: flags, __pad1, uring_cmd_flags, ... */
+	io_uring_prep_rw(IORING_OP_URING_CMD, sqe, t->fd, NULL, 0, 0);
+	sqe->cmd_op = op;
+	if (op == FUSE_IO_URING_CMD_REGISTER) {
+		sqe->addr = (uintptr_t)e->iov;
+		sqe->len = 2;
+	}
+	/* The 80 bytes from sqe->cmd on: a 128-byte SQE's second half too */
+	cmd = (char *)sqe + offsetof(struct io_uring_sqe, cmd);
+	memset(cmd, 0, 80);
+	memcpy(cmd, &req, sizeof(req));
+	io_uring_sqe_set_data(sqe, e);
+	return 0;
+}
+
+/* Handle the request that @e's completion brought, and commit the answer */
+static void ring_serve(struct ring_thr *t, struct ring_ent *e)
+{
+	struct fuse_uring_ent_in_out *rio = &e->hdr->ring_ent_in_out;
+	uint64_t commit_id = rio->commit_id;
+	size_t psz = rio->payload_sz, hl = 0;
+	struct fsrv *srv = t->srv;
+	struct fuse_in_header in;
+
+	memcpy(&in, e->hdr->in_out, sizeof(in));
+	if (psz > t->payload_sz)
+		psz = t->payload_sz;
+	/* in.len counts every argument: the first went to op_in */
+	if (in.len >= sizeof(in) + psz)
+		hl = in.len - sizeof(in) - psz;
+	if (hl > sizeof(e->hdr->op_in))
+		hl = sizeof(e->hdr->op_in);
+	memcpy(e->arg, e->hdr->op_in, hl);
+	memcpy(e->arg + hl, e->payload, psz);
+	e->arg[hl + psz] = 0;
+
+	ring_cur = e;
+	e->answered = false;
+	record(srv, FSRV_RING_IDX, e->qid, &in, e->arg);
+	if (!srv->hook || !srv->hook(srv, FSRV_RING_IDX, &in, e->arg))
+		fsrv_handle(srv, FSRV_RING_IDX, &in, e->arg);
+	ring_cur = NULL;
+	/* Unanswered, it holds the entry until the connection ends */
+	if (e->answered &&
+	    !ring_cmd(t, e, FUSE_IO_URING_CMD_COMMIT_AND_FETCH, commit_id))
+		io_uring_submit(&t->ring);
+}
+
+/* Take the completions there are, waiting up to 100 ms for one if @wait */
+static void ring_reap(struct ring_thr *t, bool wait)
+{
+	struct __kernel_timespec ts = { .tv_nsec = 100 * 1000 * 1000 };
+	struct io_uring_cqe *cqe;
+	struct ring_ent *e;
+	int err, res;
+
+	if (wait)
+		err = io_uring_wait_cqe_timeout(&t->ring, &cqe, &ts);
+	else
+		err = io_uring_peek_cqe(&t->ring, &cqe);
+	while (!err && cqe) {
+		e = io_uring_cqe_get_data(cqe);
+		res = cqe->res;
+		io_uring_cqe_seen(&t->ring, cqe);
+		if (res < 0) {
+			/* ENOTCONN once the connection ends */
+			if (e->registering && !t->err)
+				t->err = res;
+			if (!e->dead)
+				t->live--;
+			e->dead = true;
+		} else {
+			e->registering = false;
+			ring_serve(t, e);
+		}
+		err = io_uring_peek_cqe(&t->ring, &cqe);
+	}
+}
+
+static void *ring_thread(void *p)
+{
+	struct io_uring_params params = { .flags = IORING_SETUP_SQE128 };
+	struct ring_thr *t = p;
+	int i, err;
+
+	if (t->cpu >= 0)
+		pin_to_cpu(t->cpu);
+	/* One command of each entry in flight at most */
+	err = io_uring_queue_init_params(t->nents < 8 ? 8 : t->nents,
+					 &t->ring, &params);
+	if (err) {
+		t->err = err;
+		__atomic_store_n(&t->started, 1, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	for (i = 0; i < t->nents && !err; i++) {
+		t->ents[i].registering = true;
+		err = ring_cmd(t, &t->ents[i], FUSE_IO_URING_CMD_REGISTER, 0);
+	}
+	if (!err) {
+		err = io_uring_submit(&t->ring);
+		err = err < 0 ? err : err == t->nents ? 0 : -EIO;
+	}
+	t->live = t->nents;
+	/*
+	 * The kernel issues each REGISTER as it is submitted: one that
+	 * failed has completed already
+	 */
+	ring_reap(t, false);
+	if (err && !t->err)
+		t->err = err;
+	__atomic_store_n(&t->started, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&t->stop, __ATOMIC_ACQUIRE) && t->live > 0)
+		ring_reap(t, true);
+	io_uring_queue_exit(&t->ring);
+	return NULL;
+}
+
+static void ring_thr_free(struct ring_thr *t)
+{
+	int i;
+
+	if (!t)
+		return;
+	for (i = 0; t->ents && i < t->nents; i++) {
+		free(t->ents[i].hdr);
+		free(t->ents[i].payload);
+		free(t->ents[i].arg);
+	}
+	free(t->ents);
+	free(t);
+}
+
+static struct ring_thr *ring_thr_new(struct fsrv *srv, int cpu,
+				     const int *qids, int nq, int depth)
+{
+	struct ring_thr *t = calloc(1, sizeof(*t));
+	size_t hsz = (sizeof(struct fuse_uring_req_header) + 4095) & ~4095UL;
+	int i;
+
+	if (!t)
+		return NULL;
+	t->srv = srv;
+	t->cpu = cpu;
+	t->fd = srv->fds[0];
+	t->payload_sz = srv->max_payload > FSRV_BUFSIZE ? srv->max_payload :
+			FSRV_BUFSIZE;
+	t->nents = nq * depth;
+	t->ents = calloc(t->nents, sizeof(*t->ents));
+	for (i = 0; t->ents && i < t->nents; i++) {
+		struct ring_ent *e = &t->ents[i];
+
+		e->t = t;
+		e->qid = qids[i / depth];
+		if (posix_memalign((void **)&e->hdr, 4096, hsz) ||
+		    posix_memalign((void **)&e->payload, 4096, t->payload_sz))
+			break;
+		memset(e->hdr, 0, hsz);
+		e->arg = malloc(sizeof(e->hdr->op_in) + t->payload_sz + 1);
+		if (!e->arg)
+			break;
+		e->iov[0].iov_base = e->hdr;
+		e->iov[0].iov_len = sizeof(*e->hdr);
+		e->iov[1].iov_base = e->payload;
+		e->iov[1].iov_len = t->payload_sz;
+	}
+	if (!t->ents || i < t->nents) {
+		ring_thr_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+int fsrv_uring_start(struct fsrv *srv, int nr_queues, int depth)
+{
+	struct fsrv_uring *u = srv->uring;
+	int q, i, first, nposs = nr_cpus_possible(), noff = 0, err = 0;
+	int *off = calloc(nposs, sizeof(*off));
+	struct ring_thr *t, **thr;
+
+	if (!srv->uring_init || !off) {
+		free(off);
+		return srv->uring_init ? -ENOMEM : -EOPNOTSUPP;
+	}
+	if (!u) {
+		u = calloc(1, sizeof(*u));
+		if (!u) {
+			free(off);
+			return -ENOMEM;
+		}
+		srv->uring = u;
+	}
+	if (nr_queues < 0 || nr_queues > nposs)
+		nr_queues = nposs;
+	if (depth < 1)
+		depth = 1;
+	if (nr_queues <= u->nq) {
+		free(off);
+		return 0;
+	}
+	thr = realloc(u->thr, (u->nthr + nr_queues - u->nq + 1) * sizeof(*thr));
+	if (!thr) {
+		free(off);
+		return -ENOMEM;
+	}
+	u->thr = thr;
+	first = u->nthr;
+	for (q = u->nq; q < nr_queues; q++) {
+		/* An offline CPU issues nothing: its queue needs an entry */
+		if (!cpu_online_(q)) {
+			off[noff++] = q;
+			continue;
+		}
+		t = ring_thr_new(srv, q, &q, 1, depth);
+		if (!t || pthread_create(&t->thr, NULL, ring_thread, t)) {
+			ring_thr_free(t);
+			err = -ENOMEM;
+			break;
+		}
+		u->thr[u->nthr++] = t;
+	}
+	if (!err && noff) {
+		t = ring_thr_new(srv, -1, off, noff, depth);
+		if (!t || pthread_create(&t->thr, NULL, ring_thread, t)) {
+			ring_thr_free(t);
+			err = -ENOMEM;
+		} else {
+			u->thr[u->nthr++] = t;
+		}
+	}
+	free(off);
+	for (i = first; i < u->nthr; i++) {
+		t = u->thr[i];
+		if (!FSRV_WAIT(__atomic_load_n(&t->started, __ATOMIC_ACQUIRE),
+			       10000))
+			err = err ?: -ETIMEDOUT;
+		else if (t->err)
+			err = err ?: t->err;
+	}
+	if (!err)
+		u->nq = nr_queues;
+	return err;
+}
+
+void fsrv_uring_stop(struct fsrv *srv)
+{
+	struct fsrv_uring *u = srv->uring;
+	int i;
+
+	if (!u)
+		return;
+	for (i = 0; i < u->nthr; i++)
+		__atomic_store_n(&u->thr[i]->stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < u->nthr; i++) {
+		pthread_join(u->thr[i]->thr, NULL);
+		ring_thr_free(u->thr[i]);
+	}
+	free(u->thr);
+	free(u);
+	srv->uring = NULL;
+}
+
+const char *fsrv_uring_missing(const struct fsrv *srv)
+{
+	struct io_uring_params params = { .flags = IORING_SETUP_SQE128 };
+	static char why[96];
+	struct io_uring ring;
+	int on = fsrv_uring_enabled(), err;
+
+	if (on < 0)
+		return "no FUSE-over-io-uring here (no enable_uring parameter)";
+	if (!on)
+		return "FUSE-over-io-uring is off (enable_uring=N)";
+	err = io_uring_queue_init_params(2, &ring, &params);
+	if (err) {
+		snprintf(why, sizeof(why),
+			 "no io_uring with 128-byte SQEs (%s)", strerror(-err));
+		return why;
+	}
+	io_uring_queue_exit(&ring);
+	if (srv && !srv->uring_init)
+		return "FUSE_INIT did not offer FUSE_OVER_IO_URING";
+	return NULL;
+}
+
+#else /* !FSRV_RING */
+
+static int ring_answer(uint64_t unique, int error, const void *data,
+		       size_t len)
+{
+	return -EOPNOTSUPP;
+}
+
+int fsrv_uring_start(struct fsrv *srv, int nr_queues, int depth)
+{
+	return -EOPNOTSUPP;
+}
+
+void fsrv_uring_stop(struct fsrv *srv)
+{
+}
+
+const char *fsrv_uring_missing(const struct fsrv *srv)
+{
+#ifndef FUSE_URING_IN_OUT_HEADER_SZ
+	return "built against a <linux/fuse.h> without FUSE-over-io-uring";
+#else
+	return "built without liburing";
+#endif
+}
+
+#endif /* FSRV_RING */
 
 int fsrv_count_name_prefix(struct fsrv *srv, const char *prefix, int fd_idx)
 {
@@ -1062,6 +1535,28 @@ bool cpu_online_(int cpu)
 int nr_cpus_online(void)
 {
 	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+int nr_cpus_possible(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/possible", "r");
+	int a, b, n = 0;
+	char c;
+
+	if (!f)
+		return sysconf(_SC_NPROCESSORS_CONF);
+	/* "0-3,8-11": ranges, or single CPUs, separated by commas */
+	while (fscanf(f, "%d", &a) == 1) {
+		b = a;
+		c = fgetc(f);
+		if (c == '-' && fscanf(f, "%d", &b) == 1)
+			c = fgetc(f);
+		n += b - a + 1;
+		if (c != ',')
+			break;
+	}
+	fclose(f);
+	return n ?: sysconf(_SC_NPROCESSORS_CONF);
 }
 
 int cpu_node(int cpu)

@@ -25,12 +25,15 @@
 #endif
 
 #define FSRV_MAX_FDS	80
+/* The fd_idx of what FUSE-over-io-uring carried (fsrv_uring_start()) */
+#define FSRV_RING_IDX	(-2)
 #define FSRV_BUFSIZE	(FUSE_MIN_READ_BUFFER + 256 * 1024)
 
 struct fsrv_rec {
 	uint32_t opcode;
-	int fd_idx;		/* which of srv->fds read it */
+	int fd_idx;		/* which srv->fds read it, or FSRV_RING_IDX */
 	int cpu;		/* CPU of the reader when the read returned */
+	int qid;		/* the io-uring queue that carried it, or -1 */
 	uint64_t unique;
 	uint64_t nodeid;
 	uint32_t pid;		/* in.h.pid: the issuing thread, 0 if none */
@@ -38,6 +41,7 @@ struct fsrv_rec {
 };
 
 struct fsrv;
+struct fsrv_uring;
 
 /*
  * How a reader thread waits for requests, as daemons do:
@@ -100,12 +104,24 @@ struct fsrv {
 	uint64_t forget_nlookup;	/* sum of nlookup in (batch) forgets */
 	uint64_t lookups;		/* successful LOOKUP replies */
 	uint64_t interrupts;
+
+	bool uring_init;		/* INIT agreed on FUSE_OVER_IO_URING */
+	size_t max_payload;		/* the kernel's largest ring payload */
+	struct fsrv_uring *uring;	/* the ring's threads, once started */
 };
 
 /* What fsrv_mount() answers FUSE_INIT with, beyond its defaults */
 struct fsrv_opts {
 	uint32_t init_flags;		/* e.g. FUSE_WRITEBACK_CACHE */
 	uint16_t max_background;	/* default 64 */
+	/*
+	 * Answer FUSE_OVER_IO_URING when the kernel offers it (see
+	 * fsrv_uring_missing()).  Until fsrv_uring_start() has registered
+	 * an entry on every queue, the kernel then holds new requests back
+	 * (fuse_block_alloc()); forced ones (args->force) still go to
+	 * /dev/fuse, as forgets and interrupts always do.
+	 */
+	bool io_uring;
 };
 
 int fsrv_mount(struct fsrv *srv, const char *mnt);
@@ -162,6 +178,12 @@ void fsrv_destroy(struct fsrv *srv);
 uint64_t fsrv_ino(const char *name);
 int fsrv_reply(int fd, uint64_t unique, int error, const void *data,
 	       size_t len);
+/*
+ * Answer a request read by srv->fds[@idx], or, with FSRV_RING_IDX, the
+ * ring request that the calling ring thread handles (in a hook)
+ */
+int fsrv_answer(struct fsrv *srv, int idx, uint64_t unique, int error,
+		const void *data, size_t len);
 void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 		 const void *arg);
 
@@ -195,8 +217,38 @@ void fsrv_job_stat(struct fsrv_job *j, const char *mnt, const char *name,
 bool fsrv_job_done(struct fsrv_job *j);
 int fsrv_job_wait(struct fsrv_job *j);
 
+/*
+ * FUSE-over-io-uring: after a mount with fsrv_opts.io_uring, the ring
+ * has a queue per possible CPU (nr_cpus_possible()), and is used once
+ * every queue has an entry.  fsrv_uring_start() registers @depth entries
+ * on each queue from the last one it registered up to @nr_queues (-1:
+ * all), from one io_uring per online CPU, in a thread pinned there (the
+ * queues of offline CPUs share an unpinned thread).  Each request is
+ * logged with fd_idx FSRV_RING_IDX, its queue, and the thread's CPU, and
+ * handled as fsrv_handle() does, after the hook.  A request that the hook
+ * leaves unanswered keeps its entry until the connection ends.  Returns
+ * 0, or -errno: -EOPNOTSUPP where INIT did not agree on io-uring or
+ * there is no ring support here, else the first registration's error.
+ * fsrv_uring_stop() ends the threads (fsrv_destroy() does, after the
+ * abort).
+ */
+int fsrv_uring_start(struct fsrv *srv, int nr_queues, int depth);
+void fsrv_uring_stop(struct fsrv *srv);
+/*
+ * Why FUSE-over-io-uring cannot run here, or NULL: built without the
+ * io-uring uapi or liburing, a kernel without it, enable_uring off, no
+ * io_uring; with @srv, also a mount whose INIT did not agree on it
+ */
+const char *fsrv_uring_missing(const struct fsrv *srv);
+/* fuse's enable_uring parameter: 1 (Y), 0 (N), or -errno */
+int fsrv_uring_enabled(void);
+/* Set it (as root, before the mount): 0 or -errno */
+int fsrv_uring_enable(bool on);
+
 int pin_to_cpu(int cpu);
 int nr_cpus_online(void);
+/* The possible CPUs: the number of the kernel's ring queues */
+int nr_cpus_possible(void);
 int cpu_node(int cpu);
 bool cpu_online_(int cpu);
 
