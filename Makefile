@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# FUSE per-device input queues: an out-of-tree fuse.ko for Linux 6.12 and
-# 6.1 (Debian 12's kernel).
+# FUSE per-device input queues: the series for mainline (Linux 7.3), its
+# backports to 6.12 and 6.1 (Debian 12's kernel), and an out-of-tree
+# fuse.ko for any of them.
 #
 #   make help             this list
 #   make                  work tree, debug guest kernel, both fuse.ko, the tests
 #   make demo             where stock and ours read requests, in a 2-node guest
-#   make check            the test suite, in guests and on the host, both bases
+#   make check            the test suite, in guests and on the host, all bases
 #   make stress           soak (DURATION= TOPO= FLAVOR=kcsan|rt|builtin|libfuse|gofuse)
 #   make bench            stock vs ours benchmark tables and fio (build/bench/)
 #   make bench-fio        only the fio part of make bench (build/bench/fio/)
@@ -20,38 +21,39 @@
 #   make checkpatch       checkpatch --strict on the series and fs/fuse
 #   make series-check     each patch on its own: style, build, its guest tests
 #   make series           the series as mails (build/series/)
-#   make series-range     both series applied, and git range-diff between them
+#   make series-range     all series applied, and git range-diff of each backport
 #   make series-boot      build/series applied by git am, FUSE built in, booted
 #   make libfuse-work     Debian's libfuse 3 with libfuse/patches (clone_bind)
 #   make libfuse-patches  build/libfuse/work's commits back to libfuse/patches/
 #   make libfuse-deb      the same as Debian packages (build/libfuse/deb/)
 #   make gofuse-work      Debian's go-fuse with gofuse/patches, its daemons (its tests, gocryptfs)
 #   make gofuse-patches   build/gofuse/work's commits back to gofuse/patches/
-#   make KDIR=<dir>       our fuse.ko for that 6.12.y or 6.1.y kernel build tree
+#   make KDIR=<dir>       our fuse.ko for that 7.3.y, 6.12.y or 6.1.y kernel build tree
 #   make install          build and install it for the running kernel (or KDIR)
 #   make uninstall        remove what make install installed
 #   make reload           load the installed fuse.ko in place of the loaded one
 #   make dkms-source      the DKMS source tree (build/dkms/)
-#   make dkms-install     the same through DKMS, every 6.12.y and 6.1.y kernel
+#   make dkms-install     the same through DKMS, every 7.3.y, 6.12.y and 6.1.y kernel
 #   make dkms-check       the DKMS build and make install, tested on the host
 #   make clean            remove BASE's runs, modules and test programs
 #   make distclean        remove build/ (not with commits not in patches/)
 #
 # rig/README.md says what each builds and runs, and where its output goes.
 #
-# BASE=6.1 points the targets that work on one base (work, patches, demo,
-# series, series-check, stress, checkpatch) at Linux 6.1; the default is
-# 6.12.  Everything is built under build/ (ignored; build/6.1 for 6.1).
-# The series live in patches/6.12 and patches/6.1; build/work (build/6.1/
-# work) is a git work tree of the base with its series applied: edit and
-# commit there, then "make patches [BASE=6.1]".
+# BASE=6.12 or 6.1 points the targets that work on one base (work,
+# patches, demo, series, series-check, stress, checkpatch) at a backport;
+# the default is 7.3, mainline.  Everything is built under build/ (ignored;
+# build/7.3 for 7.3, build/6.1 for 6.1).  The series live in patches/7.3,
+# patches/6.12 and patches/6.1; build/7.3/work (build/work, build/6.1/work)
+# is a git work tree of the base with its series applied: edit and commit
+# there, then "make patches [BASE=...]".
 
 SHELL := /bin/bash
 RIG := ./rig
 export KSRC
 
-# The base: 6.12 (build/) or 6.1 (build/6.1/); see rig/README.md
-BASE ?= 6.12
+# The base: 7.3 (build/7.3/), 6.12 (build/) or 6.1 (build/6.1/); rig/README.md
+BASE ?= 7.3
 export BASE
 BUILD := $(if $(filter 6.12,$(BASE)),build,build/$(BASE))
 

@@ -96,6 +96,10 @@ else
 		"${dk[@]}" > "$t/case.log" 2>&1 || rc=$?
 	result $((rc != 77)) "dkms: skips a 6.12 kernel with FUSE built in (rc $rc)" "$t/case.log"
 	rc=0
+	dkms build -m "$name" -v "$ver" -k 7.3.999 --kernelsourcedir "$t/fuse-y" \
+		"${dk[@]}" > "$t/case.log" 2>&1 || rc=$?
+	result $((rc != 77)) "dkms: skips a 7.3 kernel with FUSE built in, as Debian builds it (rc $rc)" "$t/case.log"
+	rc=0
 	dkms build -m "$name" -v "$ver" -k 6.10.0 --kernelsourcedir "$kdir" \
 		"${dk[@]}" > "$t/case.log" 2>&1 || rc=$?
 	result $((rc != 77)) "dkms: skips a kernel that is neither 6.12 nor 6.1 (6.10.0, rc $rc)" "$t/case.log"
@@ -193,7 +197,7 @@ other_refused() {	# a kernel of neither base
 	out=$(KDIR="$t/other-tree" INSTALL_MOD_PATH="$t/stage-other" "$TOP/rig/install.sh" install 2>&1) || rc=$?
 	echo "$out"
 	[ $rc != 0 ] && ! [ -e "$t/stage-other" ] &&
-		echo "$out" | grep -q "exists for Linux 6.12.y and 6.1.y only"
+		echo "$out" | grep -q "exists for Linux 7.3.y and 6.12.y and 6.1.y only"
 }
 mkdir -p "$t/other-tree/include/config"
 cp "$kdir/Makefile" "$t/other-tree/"

@@ -3,9 +3,9 @@
 # DKMS packaging of our fuse.ko.
 # usage: dkms.sh source            write build/dkms/fuse-clone-queues-VERSION/
 #        dkms.sh install [KVER..]  dkms add, build and install it for each
-#                                  KVER (default: every installed 6.12.y
-#                                  and 6.1.y kernel with a build tree)
-# The source tree holds, for each base (6.12/, 6.1/), the work tree's
+#                                  KVER (default: every installed 7.3.y,
+#                                  6.12.y and 6.1.y kernel with a build tree)
+# The source tree holds, for each base (7.3/, 6.12/, 6.1/), the work tree's
 # fs/fuse (the series applied, our files in), its uapi fuse.h, and a Kbuild
 # that puts that header first and names the base in modinfo (with
 # dkms/fuse_version.c); and dkms/dkms.conf.in filled in, which picks the
@@ -23,8 +23,10 @@ make_source() {
 	rm -rf "$dst"
 	# Every base whose sources are here (linux-source-BASE, or KSRC)
 	for b in $BASES; do
+		# 7.3's from trixie-backports (rig/base.sh), where apt reaches it
 		if [ -n "$(ls /usr/src/linux-source-"$b".tar.* 2>/dev/null)" ] ||
-		   { [ -n "${KSRC:-}" ] && [ "$(tree_version "$KSRC")" = "$b" ]; }; then
+		   { [ -n "${KSRC:-}" ] && [ "$(tree_version "$KSRC")" = "$b" ]; } ||
+		   { [ "$b" = 7.3 ] && BASE=7.3 "$TOP/rig/base.sh" >/dev/null 2>&1; }; then
 			have+=("$b")
 		else
 			log "no linux-source-$b: the DKMS package leaves Linux $b.y kernels out"
@@ -63,7 +65,7 @@ install_all() {
 				kvers+=("${k##*/}")
 		done
 	fi
-	[ ${#kvers[@]} -gt 0 ] || die "no 6.12.y or 6.1.y kernel with a build tree in /lib/modules: install its linux-headers package"
+	[ ${#kvers[@]} -gt 0 ] || die "no 7.3.y, 6.12.y or 6.1.y kernel with a build tree in /lib/modules: install its linux-headers package"
 	# The same version may have been added from other sources: replace it
 	if [ -n "$(dkms status -m "$name" -v "$ver")" ]; then
 		dkms remove -m "$name" -v "$ver" --all
@@ -75,7 +77,7 @@ install_all() {
 		dkms install -m "$name" -v "$ver" -k "$k" || rc=$?
 		case $rc in
 		0) ok=$((ok + 1)) ;;
-		77) log "$k: skipped (neither 6.12.y nor 6.1.y, or FUSE built in: see README.md)" ;;
+		77) log "$k: skipped (not 7.3.y, 6.12.y nor 6.1.y, or FUSE built in: see README.md)" ;;
 		*) die "dkms install for $k failed (rc=$rc)" ;;
 		esac
 	done

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # make KDIR=...: our fuse.ko (and cuse.ko and virtiofs.ko, where the kernel
 # builds them) for a kernel build tree, from the series of that kernel's
-# base: 6.12.y kernels get patches/6.12, 6.1.y kernels patches/6.1.
+# base: 7.3.y kernels get patches/7.3, 6.12.y kernels patches/6.12, 6.1.y
+# kernels patches/6.1.
 # Anything else is refused, saying why.  Prints the directory of the
 # modules on its last line.
 # usage: module.sh KDIR
