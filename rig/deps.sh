@@ -6,7 +6,7 @@
 PKGS="linux-source-6.12 linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev
       cpio gzip xz-utils kmod git python3 perl sparse busybox-static qemu-system-x86
       libfuse3-dev pkgconf dbench fsmark dkms meson libaio-dev python3-docutils
-      dpkg-dev debhelper udev mmdebstrap ccache liburing-dev"
+      dpkg-dev debhelper udev mmdebstrap ccache liburing-dev libnuma-dev"
 missing=
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
