@@ -22,6 +22,7 @@
 #include "fuse_dev_i.h"
 
 #include <linux/nodemask.h>
+#include <linux/poll.h>
 #include <linux/slab.h>
 #include <linux/topology.h>
 #include <linux/uaccess.h>

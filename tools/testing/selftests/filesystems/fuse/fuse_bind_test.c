@@ -590,6 +590,60 @@ TEST_F(queue, abort_ends_it)
 }
 
 /*
+ * Request timeouts (FUSE_REQUEST_TIMEOUT, Linux 6.14): a request held on
+ * d's queue as above is found by the timeout check as one on the shared
+ * queue would be, and the connection is aborted.  The check runs every
+ * 15 s, and takes at least 15 s as the timeout.
+ */
+FIXTURE(timeout) {
+	struct fsrv srv;
+	char mnt[64];
+	int d, ep;
+};
+
+FIXTURE_SETUP(timeout)
+{
+	struct fsrv_opts opts = { .request_timeout = 1 };
+
+	self->ep = -1;
+	if (fsrv_bind_missing())
+		SKIP(return, "%s", fsrv_bind_missing());
+	if (nr_cpus_online() < 2)
+		SKIP(return, "needs 2 CPUs");
+	snprintf(self->mnt, sizeof(self->mnt), "/tmp/timeout-%d", getpid());
+	ASSERT_EQ(0, fsrv_mount_opts(&self->srv, self->mnt, &opts));
+	if (!self->srv.timeouts) {
+		/* No teardown after a skip in the setup */
+		fsrv_destroy(&self->srv);
+		rmdir(self->mnt);
+		SKIP(return, "no request timeouts (FUSE_REQUEST_TIMEOUT, Linux 6.14)");
+	}
+	self->d = fsrv_clone(&self->srv);
+	ASSERT_EQ(1, self->d);
+	ASSERT_EQ(0, fsrv_bind(&self->srv, self->d, FUSE_DEV_BIND_CPU, 1, -1));
+	ASSERT_EQ(0, fsrv_start_reader(&self->srv, 0, 0));
+	self->srv.reading[self->d] = true;
+	ASSERT_EQ(0, fsrv_wait_readers(&self->srv, 1, 10000));
+}
+
+FIXTURE_TEARDOWN(timeout)
+{
+	if (self->ep >= 0)
+		close(self->ep);
+	if (self->srv.nfds)
+		fsrv_destroy(&self->srv);
+	rmdir(self->mnt);
+}
+
+TEST_F_TIMEOUT(timeout, request_on_a_device_queue_times_out, 120)
+{
+	struct fsrv_job j;
+
+	stage(_metadata, &self->srv, self->d, &self->ep, &j, "late");
+	EXPECT_EQ(ECONNABORTED, fsrv_job_wait(&j));
+}
+
+/*
  * Its caller is interrupted while it waits: no interrupt is sent for a
  * request that nobody read; once d reads it, the interrupt follows, on the
  * shared queue, where the mount fd's reader reads it.

@@ -697,6 +697,15 @@ int fsrv_mount_opts(struct fsrv *srv, const char *mnt,
 	if (srv->max_payload < FUSE_MIN_READ_BUFFER)
 		srv->max_payload = FUSE_MIN_READ_BUFFER;
 #if FSRV_RING
+#ifdef FUSE_REQUEST_TIMEOUT
+	if (opts->request_timeout && (ii->flags & FUSE_INIT_EXT) &&
+	    (ii->flags2 & (FUSE_REQUEST_TIMEOUT >> 32))) {
+		io.flags |= FUSE_INIT_EXT;
+		io.flags2 |= FUSE_REQUEST_TIMEOUT >> 32;
+		io.request_timeout = opts->request_timeout;
+		srv->timeouts = true;
+	}
+#endif
 	/* flags2 only counts with FUSE_INIT_EXT */
 	if (opts->io_uring && (ii->flags & FUSE_INIT_EXT) &&
 	    (ii->flags2 & (FUSE_OVER_IO_URING >> 32))) {

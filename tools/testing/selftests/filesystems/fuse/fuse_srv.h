@@ -106,6 +106,7 @@ struct fsrv {
 	uint64_t interrupts;
 
 	bool uring_init;		/* INIT agreed on FUSE_OVER_IO_URING */
+	bool timeouts;			/* INIT set a request timeout */
 	size_t max_payload;		/* the kernel's largest ring payload */
 	struct fsrv_uring *uring;	/* the ring's threads, once started */
 };
@@ -122,6 +123,12 @@ struct fsrv_opts {
 	 * /dev/fuse, as forgets and interrupts always do.
 	 */
 	bool io_uring;
+	/*
+	 * Ask the kernel to abort the connection when a request waits longer
+	 * than this many seconds (FUSE_REQUEST_TIMEOUT, Linux 6.14), where it
+	 * offers that; srv->timeouts says whether it did.
+	 */
+	uint16_t request_timeout;
 };
 
 int fsrv_mount(struct fsrv *srv, const char *mnt);
