@@ -14,6 +14,14 @@
 
 "$TOP/rig/libfuse.sh"
 LF=$BROOT/libfuse
+# The example daemons: Debian 12's libfuse 3.14, or on 7.3 with
+# RIG_LIBFUSE=3.18 (make stress FLAVOR=libfuse) sid's 3.18.3, which
+# speaks io-uring too (rig/libfuse318.sh)
+LFD=$LF
+if [ "$BASE" = 7.3 ] && [ "${RIG_LIBFUSE:-}" = 3.18 ]; then
+	"$TOP/rig/libfuse318.sh"
+	LFD=$BROOT/libfuse318
+fi
 
 mkdir -p "$B/tests"
 rm -f "$B/tests/fuse_clone_bind.so"	# the retired preload library
@@ -26,14 +34,14 @@ make -s -C "$TOP/rig/tests" UAPI="$B/work/include/uapi" OUTPUT="$B/tests" \
 	FUSE3_CFLAGS="-I$LF/work/include -I$LF/ours" \
 	FUSE3_LIBS="$LF/ours/lib/libfuse3.a"
 {
-	printf 'LF_OURS=%s\nLF_STOCK=%s\n' "$LF/ours" "$LF/stock"
+	printf 'LF_OURS=%s\nLF_STOCK=%s\n' "$LFD/ours" "$LFD/stock"
 	[ -x "$BROOT/fio/fio" ] && printf 'FIO=%s\n' "$BROOT/fio/fio"
 	true
 } > "$B/tests/libfuse.conf"
 {
 	printf '%s\n' /usr/bin/dbench /usr/share/dbench/client.txt /usr/bin/fs_mark
 	for d in ours stock; do
-		printf '%s\n' "$LF/$d/example/passthrough_ll" "$LF/$d/example/passthrough_hp"
+		printf '%s\n' "$LFD/$d/example/passthrough_ll" "$LFD/$d/example/passthrough_hp"
 	done
 	# make bench: fio (rig/fio.sh), where it was built
 	[ -x "$BROOT/fio/fio" ] && echo "$BROOT/fio/fio"

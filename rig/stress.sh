@@ -43,9 +43,11 @@ gofuse) exec "$TOP/rig/gofuse-check.sh" "$topo" ;;
 *) die "FLAVOR must be debug, kcsan, rt, builtin, libfuse or gofuse" ;;
 esac
 
-# The libfuse guest runs on the debug kernel
+# The libfuse guest runs on the debug kernel; on 7.3, with sid's libfuse
+# 3.18.3
 kflavor=$flavor
 [ "$flavor" = libfuse ] && kflavor=debug
+[ "$flavor" != libfuse ] || [ "$BASE" != 7.3 ] || export RIG_LIBFUSE=3.18
 "$TOP/rig/base.sh"
 "$TOP/rig/work.sh"
 "$TOP/rig/kernel.sh" "$kflavor" ${frags[@]+"${frags[@]}"}
