@@ -65,24 +65,28 @@ struct fd_stat {
 	uint64_t reqs, known, local_cpu, local_node;
 } __attribute__((aligned(64)));
 
-static struct fd_stat fdstat[FSRV_MAX_FDS];
+/* Per fd, and last what FUSE-over-io-uring carried */
+static struct fd_stat fdstat[FSRV_MAX_FDS + 1];
 
 static bool bench_hook(struct fsrv *srv, int idx,
 		       const struct fuse_in_header *in, const void *arg)
 {
 	int from = tid_cpu[in->pid % MAX_TID] - 1, me = sched_getcpu();
-	struct fd_stat *st = &fdstat[idx];
+	struct fd_stat *st = &fdstat[idx == FSRV_RING_IDX ? FSRV_MAX_FDS : idx];
 
 	/* The slow requests of the mixed workload */
 	if (in->opcode == FUSE_LOOKUP && !strncmp(arg, "slow-", 5))
 		usleep(SLOW_US);
 
-	st->reqs++;
+	/* Atomic: several threads read one fd (single) or serve the ring */
+	__atomic_add_fetch(&st->reqs, 1, __ATOMIC_RELAXED);
 	/* Requests sent without a pid (RELEASE, FORGET) have no known origin */
 	if (from >= 0 && me >= 0 && me < FSRV_MAX_FDS) {
-		st->known++;
-		st->local_cpu += from == me;
-		st->local_node += cpu_node_of[from] == cpu_node_of[me];
+		__atomic_add_fetch(&st->known, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&st->local_cpu, from == me, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&st->local_node,
+				   cpu_node_of[from] == cpu_node_of[me],
+				   __ATOMIC_RELAXED);
 	}
 	return false;
 }
@@ -249,6 +253,7 @@ static double pct(const double *v, long n, double p)
 int main(int argc, char **argv)
 {
 	const char *mode, *workload;
+	bool uring;
 	int ncpu = nr_cpus_online(), nthreads, cpu, i, err = 0;
 	static struct worker w[FSRV_MAX_FDS];
 	static struct fsrv srv;
@@ -262,14 +267,14 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "pipe"))
 		return pipe_bench(argv[2], atol(argv[3]));
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s single|unbound|bound getattr|read|open|create|mixed THREADS OPS\n"
+		fprintf(stderr, "usage: %s single|unbound|bound|uring getattr|read|open|create|mixed THREADS OPS\n"
 			"       %s pipe same|cross OPS\n", argv[0], argv[0]);
 		return 2;
 	}
 	mode = argv[1];
 	workload = argv[2];
 	if (strcmp(mode, "single") && strcmp(mode, "unbound") &&
-	    strcmp(mode, "bound")) {
+	    strcmp(mode, "bound") && strcmp(mode, "uring")) {
 		fprintf(stderr, "%s: no mode %s\n", argv[0], mode);
 		return 2;
 	}
@@ -284,14 +289,33 @@ int main(int argc, char **argv)
 	for (cpu = 0; cpu < ncpu; cpu++)
 		cpu_node_of[cpu] = cpu_node(cpu);
 
-	if (fsrv_mount(&srv, "/tmp/bench")) {
+	/*
+	 * uring: FUSE-over-io-uring, a ring queue per CPU served by a thread
+	 * pinned there (two entries each); the mount fd, read on CPU 0, gets
+	 * what the ring leaves to /dev/fuse (forgets)
+	 */
+	uring = !strcmp(mode, "uring");
+	if (uring && fsrv_uring_enable(true)) {
+		fprintf(stderr, "%s: io-uring: %s\n", argv[0], fsrv_uring_missing(NULL));
+		return 77;
+	}
+	if (fsrv_mount_opts(&srv, "/tmp/bench", &(struct fsrv_opts){ .io_uring = uring })) {
 		perror("mount");
 		return 1;
 	}
 	srv.nolog = true;
 	srv.hook = bench_hook;
+	if (uring) {
+		if (fsrv_uring_missing(&srv) || fsrv_uring_start(&srv, -1, 2)) {
+			fprintf(stderr, "%s: io-uring: %s\n", argv[0],
+				fsrv_uring_missing(&srv) ?: "no ring");
+			fsrv_destroy(&srv);
+			return 77;
+		}
+		fsrv_start_reader(&srv, 0, 0);
+	}
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		if (!strcmp(mode, "single"))
+		if (!strcmp(mode, "single") || uring)
 			break;
 		i = fsrv_clone(&srv);
 		if (i < 0 || (!strcmp(mode, "bound") &&
@@ -346,7 +370,7 @@ int main(int argc, char **argv)
 	mark();
 	ctx1 = proc_stat_ctxt();
 	ipi1 = proc_ipis();
-	for (i = 0; i < FSRV_MAX_FDS; i++) {
+	for (i = 0; i <= FSRV_MAX_FDS; i++) {
 		reqs += fdstat[i].reqs;
 		known += fdstat[i].known;
 		lc += fdstat[i].local_cpu;
@@ -387,6 +411,8 @@ out:
 	if (err)
 		fprintf(stderr, "workload error: %s\n", strerror(err));
 	fsrv_destroy(&srv);
+	if (uring)
+		fsrv_uring_enable(false);
 	free(all);
 	free(slow);
 	return err ? 1 : 0;
