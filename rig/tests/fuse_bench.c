@@ -299,7 +299,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: io-uring: %s\n", argv[0], fsrv_uring_missing(NULL));
 		return 77;
 	}
-	if (fsrv_mount_opts(&srv, "/tmp/bench", &(struct fsrv_opts){ .io_uring = uring })) {
+	if (fsrv_mount_opts(&srv, "/tmp/bench", uring ? &(struct fsrv_opts){
+			.io_uring = true, .max_background = 64 } : NULL)) {
 		perror("mount");
 		return 1;
 	}
