@@ -423,6 +423,18 @@ TEST_F(bind, offline_cpu_binds)
  * of it?  Clone d is bound to CPU 1; the mount fd has a blocking reader,
  * asleep, which no wakeup reaches while d's poller takes it.
  */
+/* Clone d, bound to CPU 1 and read by nobody; the mount fd's reader on CPU 0 */
+static void queue_start(struct __test_metadata *_metadata, struct fsrv *srv,
+			int *d)
+{
+	*d = fsrv_clone(srv);
+	ASSERT_EQ(1, *d);
+	ASSERT_EQ(0, fsrv_bind(srv, *d, FUSE_DEV_BIND_CPU, 1, -1));
+	ASSERT_EQ(0, fsrv_start_reader(srv, 0, 0));
+	srv->reading[*d] = true;
+	ASSERT_EQ(0, fsrv_wait_readers(srv, 1, 10000));
+}
+
 FIXTURE(queue) {
 	struct fsrv srv;
 	char mnt[64];
@@ -440,12 +452,7 @@ FIXTURE_SETUP(queue)
 	sigaction(SIGUSR1, &sa, NULL);	/* no SA_RESTART */
 	snprintf(self->mnt, sizeof(self->mnt), "/tmp/queue-%d", getpid());
 	ASSERT_EQ(0, fsrv_mount(&self->srv, self->mnt));
-	self->d = fsrv_clone(&self->srv);
-	ASSERT_EQ(1, self->d);
-	ASSERT_EQ(0, fsrv_bind(&self->srv, self->d, FUSE_DEV_BIND_CPU, 1, -1));
-	ASSERT_EQ(0, fsrv_start_reader(&self->srv, 0, 0));
-	self->srv.reading[self->d] = true;
-	ASSERT_EQ(0, fsrv_wait_readers(&self->srv, 1, 10000));
+	queue_start(_metadata, &self->srv, &self->d);
 	self->ep = -1;
 }
 
@@ -618,12 +625,7 @@ FIXTURE_SETUP(timeout)
 		rmdir(self->mnt);
 		SKIP(return, "no request timeouts (FUSE_REQUEST_TIMEOUT, Linux 6.14)");
 	}
-	self->d = fsrv_clone(&self->srv);
-	ASSERT_EQ(1, self->d);
-	ASSERT_EQ(0, fsrv_bind(&self->srv, self->d, FUSE_DEV_BIND_CPU, 1, -1));
-	ASSERT_EQ(0, fsrv_start_reader(&self->srv, 0, 0));
-	self->srv.reading[self->d] = true;
-	ASSERT_EQ(0, fsrv_wait_readers(&self->srv, 1, 10000));
+	queue_start(_metadata, &self->srv, &self->d);
 }
 
 FIXTURE_TEARDOWN(timeout)

@@ -1361,7 +1361,7 @@ int fsrv_count_name_prefix(struct fsrv *srv, const char *prefix, int fd_idx)
 	for (i = 0; i < srv->nlog; i++)
 		if (srv->log[i].opcode == FUSE_LOOKUP &&
 		    !strncmp(srv->log[i].name, prefix, len) &&
-		    (fd_idx < 0 || srv->log[i].fd_idx == fd_idx))
+		    (fd_idx == -1 || srv->log[i].fd_idx == fd_idx))
 			n++;
 	pthread_mutex_unlock(&srv->lock);
 	return n;

@@ -195,6 +195,10 @@ void fsrv_handle(struct fsrv *srv, int idx, const struct fuse_in_header *in,
 		 const void *arg);
 
 /* Helpers for tests */
+/*
+ * LOOKUPs of names starting with @prefix that srv->fds[@fd_idx] read
+ * (FSRV_RING_IDX: the ring; -1: any reader)
+ */
 int fsrv_count_name_prefix(struct fsrv *srv, const char *prefix, int fd_idx);
 int fsrv_find_name(struct fsrv *srv, const char *name, int *fd_idx);
 int fsrv_conn_file(struct fsrv *srv, const char *file, char *buf, size_t len);

@@ -36,7 +36,7 @@
 #define WAIT_FOR(cond) FSRV_WAIT(cond, 5000)
 
 /* count_op() and friends: any reader, any /dev/fuse fd */
-#define ANY_READER	(-100)
+#define ANY_READER	(-1)	/* as fsrv_count_name_prefix() takes it */
 #define ANY_DEVICE	(-101)
 
 static void on_signal(int sig)
@@ -68,22 +68,6 @@ static int count_forgets(struct fsrv *srv, int which)
 {
 	return count_op(srv, FUSE_FORGET, which) +
 	       count_op(srv, FUSE_BATCH_FORGET, which);
-}
-
-/* LOOKUPs of names that start with @prefix, that @which read */
-static int count_prefix(struct fsrv *srv, const char *prefix, int which)
-{
-	size_t i, len = strlen(prefix);
-	int n = 0;
-
-	pthread_mutex_lock(&srv->lock);
-	for (i = 0; i < srv->nlog; i++)
-		if (srv->log[i].opcode == FUSE_LOOKUP &&
-		    !strncmp(srv->log[i].name, prefix, len) &&
-		    read_by(&srv->log[i], which))
-			n++;
-	pthread_mutex_unlock(&srv->lock);
-	return n;
 }
 
 /* The record of the LOOKUP of @name into @rec: how many there are */
@@ -312,7 +296,7 @@ TEST_F_TIMEOUT(ring, ring_serves_requests, 60)
 			n++;
 		}
 	}
-	EXPECT_EQ(n, count_prefix(&self->srv, "ring", FSRV_RING_IDX));
+	EXPECT_EQ(n, fsrv_count_name_prefix(&self->srv, "ring", FSRV_RING_IDX));
 
 	for (i = 0; i < ncpu; i++) {
 		for (r = 0; r < BURST && nj < MAX_JOBS; r++) {
@@ -323,7 +307,7 @@ TEST_F_TIMEOUT(ring, ring_serves_requests, 60)
 	for (i = 0; i < nj; i++)
 		EXPECT_EQ(0, job_wait_within(&self->srv, &jobs[i], 10000))
 			TH_LOG("%s", jobs[i].name);
-	EXPECT_EQ(nj, count_prefix(&self->srv, "burst", FSRV_RING_IDX));
+	EXPECT_EQ(nj, fsrv_count_name_prefix(&self->srv, "burst", FSRV_RING_IDX));
 	EXPECT_EQ(0, count_op(&self->srv, 0, ANY_DEVICE));
 }
 
@@ -430,7 +414,7 @@ TEST_F_TIMEOUT(ring, ring_ready_with_bound_devices, 60)
 		EXPECT_FALSE(fsrv_job_done(&jobs[i]))
 			TH_LOG("%s returned before the ring was ready",
 			       jobs[i].name);
-	EXPECT_EQ(0, count_prefix(&self->srv, "early", ANY_READER));
+	EXPECT_EQ(0, fsrv_count_name_prefix(&self->srv, "early", ANY_READER));
 
 	/* One queue of several: not ready yet */
 	if (nr_cpus_possible() > 1) {
@@ -440,14 +424,14 @@ TEST_F_TIMEOUT(ring, ring_ready_with_bound_devices, 60)
 			EXPECT_FALSE(fsrv_job_done(&jobs[i]))
 				TH_LOG("%s returned from a half ring",
 				       jobs[i].name);
-		EXPECT_EQ(0, count_prefix(&self->srv, "early", ANY_READER));
+		EXPECT_EQ(0, fsrv_count_name_prefix(&self->srv, "early", ANY_READER));
 	}
 
 	EXPECT_EQ(0, fsrv_uring_start(&self->srv, -1, 1));
 	for (i = 0; i < ncpu; i++)
 		EXPECT_EQ(0, job_wait_within(&self->srv, &jobs[i], 5000))
 			TH_LOG("%s", jobs[i].name);
-	EXPECT_EQ(ncpu, count_prefix(&self->srv, "early", FSRV_RING_IDX));
+	EXPECT_EQ(ncpu, fsrv_count_name_prefix(&self->srv, "early", FSRV_RING_IDX));
 
 	for (i = 0; i < ncpu; i++) {
 		for (r = 0; r < ROUNDS; r++) {
@@ -508,7 +492,7 @@ TEST_F_TIMEOUT(ring, forgets_and_interrupts_reach_bound_readers_beside_a_ring,
 		snprintf(name, sizeof(name), "fg-%d", i);
 		ASSERT_EQ(0, stat_from(srv, name, 0));
 	}
-	EXPECT_EQ(100, count_prefix(srv, "fg-", FSRV_RING_IDX));
+	EXPECT_EQ(100, fsrv_count_name_prefix(srv, "fg-", FSRV_RING_IDX));
 	/* As in fuse_bind_test: drop_caches is best effort */
 	for (i = 0; i < 10; i++) {
 		ASSERT_EQ(0, fsrv_write_file("/proc/sys/vm/drop_caches", "2"));
