@@ -28,6 +28,7 @@
 #   make libfuse-deb      the same as Debian packages (build/libfuse/deb/)
 #   make libfuse318       sid's libfuse 3.18.3 with libfuse/patches-3.18 (io-uring too)
 #   make libfuse318-patches  build/libfuse318/work's commits back to libfuse/patches-3.18/
+#   make libfuse318-deb   the same as Debian packages (build/libfuse318/deb/)
 #   make gofuse-work      Debian's go-fuse with gofuse/patches, its daemons (its tests, gocryptfs)
 #   make gofuse-patches   build/gofuse/work's commits back to gofuse/patches/
 #   make KDIR=<dir>       our fuse.ko for that 7.3.y, 6.12.y or 6.1.y kernel build tree
@@ -155,6 +156,9 @@ libfuse318: deps
 libfuse318-patches:
 	$(RIG)/libfuse318.sh patches
 
+libfuse318-deb: deps
+	$(RIG)/libfuse-deb.sh 3.18
+
 # go-fuse: Debian's go-fuse with gofuse/patches (build/gofuse/work, a git
 # tree: commit there, then "make gofuse-patches"), the loopback and
 # benchmark daemons, and where the sources are served, go-fuse's test
@@ -241,5 +245,5 @@ help:
 	@echo "  (BASE=6.1: the Linux 6.1 series; rig/README.md says more)"
 
 .PHONY: all help module deps demo check stress bench bench-manycore work patches checkpatch series-check clean distclean \
-	libfuse-work libfuse-patches libfuse-deb libfuse318 libfuse318-patches gofuse-work gofuse-patches bench-fio bench-styles pathprof bench-lines bench-bundle \
+	libfuse-work libfuse-patches libfuse-deb libfuse318 libfuse318-patches libfuse318-deb gofuse-work gofuse-patches bench-fio bench-styles pathprof bench-lines bench-bundle \
 	install uninstall reload dkms-source dkms-install dkms-check series series-boot series-range

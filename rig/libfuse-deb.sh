@@ -13,24 +13,40 @@
 # version (README, libfuse daemons).  The build skips the upstream test
 # suite (nocheck: it needs a mounted FUSE).  fuse3's control file does not
 # tie its udebs to the noudeb profile, so they are built too, and unused.
+#
+# usage: libfuse-deb.sh [3.18]
+#   3.18 (make libfuse318-deb): sid's fuse3 3.18.3 (rig/libfuse318.sh) with
+#   libfuse/patches-3.18, as fuse3, libfuse3-4 and libfuse3-dev, in
+#   build/libfuse318/deb; built on bookworm, whose systemd still ships the
+#   pkg-config files that sid's systemd-dev build dependency holds.
 . "$(dirname "$0")/lib.sh"
 
-"$TOP/rig/libfuse.sh"
-LF=$BROOT/libfuse
+if [ "${1:-}" = 3.18 ]; then
+	"$TOP/rig/libfuse318.sh"
+	LF=$BROOT/libfuse318 pdir=$TOP/libfuse/patches-3.18 lib=libfuse3-4
+else
+	"$TOP/rig/libfuse.sh"
+	LF=$BROOT/libfuse pdir=$TOP/libfuse/patches lib=libfuse3-3
+fi
 out=$LF/deb
-pdir=$TOP/libfuse/patches
 dsc=$LF/pkg/$(cat "$LF/work/.rig-dsc")
 [ -f "$dsc" ] || die "no $dsc: run make libfuse-work"
 suffix=+clonebind1
 stamp="$(series_stamp "$pdir") ${dsc##*/}$suffix"
 if [ "$(cat "$out/.rig-stamp" 2>/dev/null)" = "$stamp" ] &&
-   ls "$out"/libfuse3-3_*.deb > /dev/null 2>&1; then
+   ls "$out/${lib}"_*.deb > /dev/null 2>&1; then
 	log "libfuse debs up to date in ${out#$TOP/}"
 	exit 0
 fi
 
 missing=$(cd "$LF/work" && dpkg-checkbuilddeps -P nocheck,noudeb 2>&1 |
 	  sed -n 's/.*Unmet build dependencies: //p' | sed 's/([^)]*)//g') || true
+# sid's systemd-dev: bookworm's systemd has its files
+nodeps=
+if [ -n "$missing" ] && [ -z "$(echo "$missing" | sed 's/systemd-dev//; s/[[:space:]]//g')" ] &&
+   dpkg-query -W -f='${Status}' systemd 2>/dev/null | grep -q 'ok installed'; then
+	missing= nodeps=-d
+fi
 [ -z "$missing" ] || die "fuse3's build dependencies are missing:$missing (rig/deps.sh installs them)"
 
 rm -rf "$out"
@@ -38,6 +54,12 @@ mkdir -p "$out"
 dpkg-source -q -x "$dsc" "$out/src" > "$out/source.log" 2>&1 ||
 	{ cat "$out/source.log" >&2; die "dpkg-source -x ${dsc##*/} failed"; }
 cd "$out/src"
+mkdir -p debian/patches
+# bookworm's udev puts the rules under /lib, sid's under /usr/lib, which
+# sid's package leaves uninstalled: the same for bookworm's path
+if [ -f debian/not-installed ] && grep -q '^debian/tmp/usr/lib/udev/' debian/not-installed; then
+	sed -n 's|^debian/tmp/usr/lib/udev/|lib/udev/|p' debian/not-installed >> debian/not-installed
+fi
 # Our patches go on top of Debian's, under names that say whose they are
 while IFS= read -r p; do
 	case "$p" in ''|'#'*) continue ;; esac
@@ -59,12 +81,12 @@ dist=$(dpkg-parsechangelog -S Distribution)
 	cat debian/changelog
 } > debian/changelog.new
 mv debian/changelog.new debian/changelog
-log "building $src $ver with dpkg-buildpackage (build/libfuse/deb/build.log)"
-DEB_BUILD_OPTIONS="nocheck parallel=$JOBS" dpkg-buildpackage -b -uc -us \
+log "building $src $ver with dpkg-buildpackage (${out#"$TOP"/}/build.log)"
+DEB_BUILD_OPTIONS="nocheck parallel=$JOBS" dpkg-buildpackage $nodeps -b -uc -us \
 	--build-profiles=nocheck,noudeb > "$out/build.log" 2>&1 ||
 	{ tail -n 40 "$out/build.log" >&2; die "dpkg-buildpackage failed"; }
 cd "$TOP"
-for p in fuse3 libfuse3-3 libfuse3-dev; do
+for p in fuse3 "$lib" libfuse3-dev; do
 	f=$(ls "$out/${p}_${ver}_"*.deb 2>/dev/null | head -n1)
 	[ -n "$f" ] || die "no $p $ver package after the build"
 	[ "$(dpkg-deb -f "$f" Version)" = "$ver" ] || die "$f: not version $ver"
