@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -985,6 +986,7 @@ struct ring_thr {
 	int err;		/* the first failed registration's */
 	int started;		/* set once its registrations were issued */
 	int stop;
+	int stop_fd;		/* an eventfd whose poll wakes it to stop */
 };
 
 struct fsrv_uring {
@@ -1087,23 +1089,27 @@ static void ring_serve(struct ring_thr *t, struct ring_ent *e)
 		io_uring_submit(&t->ring);
 }
 
-/* Take the completions there are, waiting up to 100 ms for one if @wait */
+/*
+ * Take the completions there are, waiting for one if @wait: a command's,
+ * or the poll of t->stop_fd (no entry) that fsrv_uring_stop() fires
+ */
 static void ring_reap(struct ring_thr *t, bool wait)
 {
-	struct __kernel_timespec ts = { .tv_nsec = 100 * 1000 * 1000 };
 	struct io_uring_cqe *cqe;
 	struct ring_ent *e;
 	int err, res;
 
 	if (wait)
-		err = io_uring_wait_cqe_timeout(&t->ring, &cqe, &ts);
+		err = io_uring_wait_cqe(&t->ring, &cqe);
 	else
 		err = io_uring_peek_cqe(&t->ring, &cqe);
 	while (!err && cqe) {
 		e = io_uring_cqe_get_data(cqe);
 		res = cqe->res;
 		io_uring_cqe_seen(&t->ring, cqe);
-		if (res < 0) {
+		if (!e) {
+			/* The stop poll: the caller looks at t->stop */
+		} else if (res < 0) {
 			/* ENOTCONN once the connection ends */
 			if (e->registering && !t->err)
 				t->err = res;
@@ -1122,12 +1128,13 @@ static void *ring_thread(void *p)
 {
 	struct io_uring_params params = { .flags = IORING_SETUP_SQE128 };
 	struct ring_thr *t = p;
+	struct io_uring_sqe *sqe;
 	int i, err;
 
 	if (t->cpu >= 0)
 		pin_to_cpu(t->cpu);
-	/* One command of each entry in flight at most */
-	err = io_uring_queue_init_params(t->nents < 8 ? 8 : t->nents,
+	/* One command of each entry in flight at most, and the stop poll */
+	err = io_uring_queue_init_params(t->nents < 8 ? 8 : t->nents + 1,
 					 &t->ring, &params);
 	if (err) {
 		t->err = err;
@@ -1138,9 +1145,14 @@ static void *ring_thread(void *p)
 		t->ents[i].registering = true;
 		err = ring_cmd(t, &t->ents[i], FUSE_IO_URING_CMD_REGISTER, 0);
 	}
-	if (!err) {
+	sqe = err ? NULL : io_uring_get_sqe(&t->ring);
+	if (sqe) {
+		io_uring_prep_poll_add(sqe, t->stop_fd, POLLIN);
+		io_uring_sqe_set_data(sqe, NULL);
 		err = io_uring_submit(&t->ring);
-		err = err < 0 ? err : err == t->nents ? 0 : -EIO;
+		err = err < 0 ? err : err == t->nents + 1 ? 0 : -EIO;
+	} else if (!err) {
+		err = -EBUSY;
 	}
 	t->live = t->nents;
 	/*
@@ -1169,6 +1181,8 @@ static void ring_thr_free(struct ring_thr *t)
 		free(t->ents[i].arg);
 	}
 	free(t->ents);
+	if (t->stop_fd >= 0)
+		close(t->stop_fd);
 	free(t);
 }
 
@@ -1184,6 +1198,7 @@ static struct ring_thr *ring_thr_new(struct fsrv *srv, int cpu,
 	t->srv = srv;
 	t->cpu = cpu;
 	t->fd = srv->fds[0];
+	t->stop_fd = eventfd(0, EFD_CLOEXEC);
 	t->payload_sz = srv->max_payload > FSRV_BUFSIZE ? srv->max_payload :
 			FSRV_BUFSIZE;
 	t->nents = nq * depth;
@@ -1205,7 +1220,7 @@ static struct ring_thr *ring_thr_new(struct fsrv *srv, int cpu,
 		e->iov[1].iov_base = e->payload;
 		e->iov[1].iov_len = t->payload_sz;
 	}
-	if (!t->ents || i < t->nents) {
+	if (!t->ents || i < t->nents || t->stop_fd < 0) {
 		ring_thr_free(t);
 		return NULL;
 	}
@@ -1290,8 +1305,10 @@ void fsrv_uring_stop(struct fsrv *srv)
 
 	if (!u)
 		return;
-	for (i = 0; i < u->nthr; i++)
+	for (i = 0; i < u->nthr; i++) {
 		__atomic_store_n(&u->thr[i]->stop, 1, __ATOMIC_RELEASE);
+		eventfd_write(u->thr[i]->stop_fd, 1);
+	}
 	for (i = 0; i < u->nthr; i++) {
 		pthread_join(u->thr[i]->thr, NULL);
 		ring_thr_free(u->thr[i]);
