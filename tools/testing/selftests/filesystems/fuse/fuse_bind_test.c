@@ -606,24 +606,28 @@ FIXTURE(timeout) {
 	struct fsrv srv;
 	char mnt[64];
 	int d, ep;
+	const char *skip;
 };
 
+/*
+ * The setup skips through self->skip, never SKIP(): 6.1's harness runs
+ * the test after a skip in the setup, later ones skip the teardown.
+ */
 FIXTURE_SETUP(timeout)
 {
 	struct fsrv_opts opts = { .request_timeout = 1 };
 
 	self->ep = -1;
-	if (fsrv_bind_missing())
-		SKIP(return, "%s", fsrv_bind_missing());
-	if (nr_cpus_online() < 2)
-		SKIP(return, "needs 2 CPUs");
+	self->skip = fsrv_bind_missing();
+	if (!self->skip && nr_cpus_online() < 2)
+		self->skip = "needs 2 CPUs";
+	if (self->skip)
+		return;
 	snprintf(self->mnt, sizeof(self->mnt), "/tmp/timeout-%d", getpid());
 	ASSERT_EQ(0, fsrv_mount_opts(&self->srv, self->mnt, &opts));
 	if (!self->srv.timeouts) {
-		/* No teardown after a skip in the setup */
-		fsrv_destroy(&self->srv);
-		rmdir(self->mnt);
-		SKIP(return, "no request timeouts (FUSE_REQUEST_TIMEOUT, Linux 6.14)");
+		self->skip = "no request timeouts (FUSE_REQUEST_TIMEOUT, Linux 6.14)";
+		return;
 	}
 	queue_start(_metadata, &self->srv, &self->d);
 }
@@ -634,13 +638,16 @@ FIXTURE_TEARDOWN(timeout)
 		close(self->ep);
 	if (self->srv.nfds)
 		fsrv_destroy(&self->srv);
-	rmdir(self->mnt);
+	if (self->mnt[0])
+		rmdir(self->mnt);
 }
 
 TEST_F_TIMEOUT(timeout, request_on_a_device_queue_times_out, 120)
 {
 	struct fsrv_job j;
 
+	if (self->skip)
+		SKIP(return, "%s", self->skip);
 	stage(_metadata, &self->srv, self->d, &self->ep, &j, "late");
 	EXPECT_EQ(ECONNABORTED, fsrv_job_wait(&j));
 }
