@@ -11,6 +11,7 @@
 #   make stress           soak (DURATION= TOPO= FLAVOR=kcsan|rt|builtin|libfuse|gofuse)
 #   make bench            stock vs ours benchmark tables and fio (build/bench/)
 #   make bench-fio        only the fio part of make bench (build/bench/fio/)
+#   make bench-uring      stock, ours and FUSE-over-io-uring side by side, one 7.3 boot
 #   make bench-styles     round trip by reader style, bound and unbound
 #   make pathprof         instructions per request by function, stock vs ours
 #   make bench-lines      cachelines moved per request, 4 to 32 vCPUs (a model)
@@ -130,6 +131,11 @@ bench-styles: deps
 bench-fio: deps
 	$(RIG)/fio-bench.sh
 
+# Bound /dev/fuse beside FUSE-over-io-uring on 7.3, one boot
+# (build/7.3/bench-uring/results.md)
+bench-uring: deps
+	BASE=7.3 $(RIG)/bench-uring.sh
+
 work: deps
 	$(RIG)/base.sh
 	$(RIG)/work.sh
@@ -245,5 +251,5 @@ help:
 	@echo "  (BASE=6.1: the Linux 6.1 series; rig/README.md says more)"
 
 .PHONY: all help module deps demo check stress bench bench-manycore work patches checkpatch series-check clean distclean \
-	libfuse-work libfuse-patches libfuse-deb libfuse318 libfuse318-patches libfuse318-deb gofuse-work gofuse-patches bench-fio bench-styles pathprof bench-lines bench-bundle \
+	libfuse-work libfuse-patches libfuse-deb libfuse318 libfuse318-patches libfuse318-deb gofuse-work gofuse-patches bench-fio bench-uring bench-styles pathprof bench-lines bench-bundle \
 	install uninstall reload dkms-source dkms-install dkms-check series series-boot series-range

@@ -30,7 +30,8 @@
 # the mount fd alone on stock and ours, clones unbound and bound by node
 # and by CPU on ours; 0: not),
 # LINES_MIXED_TOPOS ("smp=4 nodes=2|smp=8 nodes=2"; "none": not run),
-# LINES_MIXED_OPS (operations per caller, 300), LINES_OUT.
+# LINES_MIXED_OPS (operations per caller, 300), LINES_NODE (1: ours bound
+# by node too, a clone and one reader per node), LINES_OUT.
 . "$(dirname "$0")/lib.sh"
 
 IFS='|' read -r -a topos <<< "${LINES_TOPOS:-smp=4 nodes=1|smp=4 nodes=2|smp=8 nodes=2|smp=8 nodes=4|smp=16 nodes=2|smp=16 nodes=4|smp=32 nodes=2|smp=32 nodes=4}"
@@ -130,6 +131,19 @@ if [ "$what" = check ]; then
 	cat "$tap"
 	exit 0
 fi
+# fuse_bench's modes on each module: on stock, clones per CPU and, where
+# the base has FUSE-over-io-uring (7.3), its ring; on ours, clones unbound,
+# bound by CPU and, with LINES_NODE=1 (the default), one per node
+modes_of() {	# stock|ours
+	if [ "$1" = stock ]; then
+		echo unbound
+		[ "$BASE" != 7.3 ] || echo uring
+	else
+		echo unbound bound
+		[ "${LINES_NODE:-1}" != 1 ] || echo node
+	fi
+}
+
 # and, for the projection, the path length of a getattr in each mode: one
 # caller, so that no lock is contended and no vCPU waits for another
 {
@@ -137,8 +151,7 @@ fi
 	for m in stock ours; do
 		echo "module $m"
 		echo "sh 60 grep -E '\\[fuse\\]' /proc/kallsyms"
-		for mode in unbound bound; do
-			[ $m = stock ] && [ $mode != unbound ] && continue
+		for mode in $(modes_of $m); do
 			echo "sh 900 FUSE_BENCH_MARK=1 fuse_bench $mode getattr 1 $reqs"
 		done
 	done
@@ -159,8 +172,7 @@ lines_plan() {	# CPUS
 				for callers in 1 2; do
 					t=$((callers * cpus))
 					ops=$(((reqs + t - 1) / t))
-					for mode in unbound bound; do
-						[ $m = stock ] && [ $mode != unbound ] && continue
+					for mode in $(modes_of $m); do
 						echo "sh 900 FUSE_BENCH_MARK=1 fuse_bench $mode $wl $t $ops"
 					done
 					[ "${LINES_GOFUSE:-1}" = 1 ] || continue

@@ -2,14 +2,19 @@
 # SPDX-License-Identifier: GPL-2.0
 # Build a guest kernel from the untouched base: tinyconfig plus the guest's
 # fragments for the base (rig/guest.config, and rig/guest-BASE.config where
-# the base has one) and the flavor's own.
+# the base has one) and the flavor's own, each followed by its BASE form
+# (rig/bench-7.3.config after rig/bench.config) where there is one.
 # usage: kernel.sh FLAVOR [FRAGMENT...]   (output in build/kernel-FLAVOR, or
 #        build/6.1/kernel-FLAVOR for BASE=6.1)
 . "$(dirname "$0")/lib.sh"
 
 flavor=$1; shift
 mapfile -t frags < <(guest_frags)
-set -- "${frags[@]}" "$@"
+for f; do
+	frags+=("$f")
+	[ ! -f "${f%.config}-$BASE.config" ] || frags+=("${f%.config}-$BASE.config")
+done
+set -- "${frags[@]}"
 base=$(base_dir)
 out=$B/kernel-$flavor
 stamp="$(hash_files "$@") $(cat "$base/.rig-base-id" 2>/dev/null || make -s -C "$base" kernelversion)"

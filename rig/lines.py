@@ -256,12 +256,17 @@ def label(r):
         return wl, threads, "%s go-fuse %s" % (mod, GO_NAMES.get(mode, mode))
     i = p.index("fuse_bench")
     mode, wl, threads = p[i + 1], p[i + 2], int(p[i + 3])
-    name = {"stock": "stock clone_fd", "ours": "ours " + mode}[mod] \
-        if mode == "unbound" else "ours " + mode
+    if mod == "stock":
+        name = {"unbound": "stock clone_fd", "uring": "stock io-uring"}[mode]
+    else:
+        name = "ours " + mode
     return wl, threads, name
 
 
-MODES = ["stock clone_fd", "ours unbound", "ours bound"]
+# FUSE-over-io-uring (a ring queue per CPU, on stock) and ours bound by
+# node (a clone and one reader per node) where the run has them
+MODES = ["stock clone_fd", "stock io-uring", "ours unbound", "ours bound",
+         "ours node"]
 # go-fuse's benchmark daemon (gofuse/bench): the mount fd alone, as go-fuse
 # reads it, on stock and ours; on ours clones pinned per CPU but unbound,
 # and bound by node and by CPU (MountOptions.CloneBind)

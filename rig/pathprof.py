@@ -5,11 +5,12 @@
 usage: pathprof.py DIR SYSTEM.MAP OPS NAME...
 
 DIR holds counts.N (one per stretch of the run: counts.0 is the boot,
-counts.1 stock's workload, counts.2 the module switch, then ours' workloads)
+counts.1.. stock's workloads, then the module switch, then ours' workloads)
 and results.log, where the guest printed /proc/kallsyms' fuse lines after
 each module load.  NAME labels the workload stretches in order
-(stock:unbound ours:bound ...).  Prints a Markdown table of the functions
-whose count differs from stock's, per operation, and the totals.
+(stock:unbound stock:uring ours:bound ...), stock's first.  Prints a
+Markdown table of the functions whose count differs from the first
+column's, per operation, and the totals.
 """
 import bisect
 import collections
@@ -75,8 +76,11 @@ def main():
     if len(mods) < 2:
         sys.exit("pathprof.py: no kallsyms of both modules in results.log")
     stock_res, ours_res = Resolver(kern + mods[0]), Resolver(kern + mods[1])
-    # counts.1: stock's workload; counts.3..: ours'
-    files = [1] + [3 + i for i in range(len(names) - 1)]
+    # counts.1..S: stock's S workloads, counts.S+1 the module switch,
+    # counts.S+2..: ours'
+    nstock = sum(1 for n in names if n.startswith("stock"))
+    files = list(range(1, nstock + 1)) + \
+        [nstock + 2 + i for i in range(len(names) - nstock)]
     profs = []
     for name, k in zip(names, files):
         res = stock_res if name.startswith("stock") else ours_res

@@ -9,7 +9,9 @@
 # kernel and fuse.ko symbols and prints instructions per operation by
 # function and the difference to stock.
 # Environment: PATHPROF_WORKLOAD (getattr), PATHPROF_OPS (20000),
-# PATHPROF_MODES ("unbound bound"), PATHPROF_OUT (build/pathprof),
+# PATHPROF_MODES ("unbound bound"), PATHPROF_STOCK_MODES (stock's:
+# "unbound"; "unbound uring" adds FUSE-over-io-uring on stock, where the
+# base has it), PATHPROF_OUT (build/pathprof),
 # PATHPROF_OURS (another build of our fuse.ko for the benchmark kernel, to
 # profile a variant against stock).
 . "$(dirname "$0")/lib.sh"
@@ -19,6 +21,7 @@ bench_build
 wl=${PATHPROF_WORKLOAD:-getattr}
 ops=${PATHPROF_OPS:-20000}
 modes=${PATHPROF_MODES:-unbound bound}
+smodes=${PATHPROF_STOCK_MODES:-unbound}
 out=${PATHPROF_OUT:-$B/pathprof}
 rm -rf "$out"
 mkdir -p "$out"
@@ -36,8 +39,10 @@ mark=$(awk '$3 == "ksys_sync" { print $1 }' "$map")
 	echo "module stock"
 	echo "sh 60 grep -E '\\[fuse\\]' /proc/kallsyms"
 	echo "sh 60 sync"
-	echo "run 600 fuse_bench unbound $wl 1 $ops"
-	echo "sh 60 sync"
+	for m in $smodes; do
+		echo "run 600 fuse_bench $m $wl 1 $ops"
+		echo "sh 60 sync"
+	done
 	echo "module ours"
 	echo "sh 60 grep -E '\\[fuse\\]' /proc/kallsyms"
 	echo "sh 60 sync"
@@ -57,5 +62,6 @@ fi
 GUEST_ICOUNT=1 GUEST_QEMU_EXTRA="-plugin $out/insncount.so,mark=$mark,out=$out/counts" \
 	"$TOP/rig/guest.sh" "$B/kernel-bench/arch/x86/boot/bzImage" \
 	"$out/initramfs.cpio.gz" "$out" "smp=2 nodes=1" 3600
-python3 "$TOP/rig/pathprof.py" "$out" "$map" "$ops" stock:unbound \
+python3 "$TOP/rig/pathprof.py" "$out" "$map" "$ops" \
+	$(for m in $smodes; do echo "stock:$m"; done) \
 	$(for m in $modes; do echo "ours:$m"; done) | tee "$out/profile.md"

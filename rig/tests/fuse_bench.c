@@ -7,6 +7,12 @@
  *               unbound  one clone per CPU, its reader pinned to the CPU
  *                        (what libfuse -o clone_fd does today)
  *               bound    the same, each clone bound to its CPU
+ *               node     one clone per node, bound to it, one reader
+ *                        thread on it that may run on any of its CPUs
+ *                        (fewer daemon threads than CPUs, which
+ *                        FUSE-over-io-uring cannot serve)
+ *               uring    FUSE-over-io-uring: a ring queue per CPU, its
+ *                        thread pinned there; forgets on the mount fd
  *     WORKLOAD: getattr  fstat() of an open file (GETATTR, attr timeout 0)
  *               read     4 KiB pread() of a direct-io file (READ)
  *               open     open() + close() (OPEN, FLUSH, RELEASE)
@@ -250,6 +256,37 @@ static double pct(const double *v, long n, double p)
 	return n ? v[i < n ? i : n - 1] : 0;
 }
 
+/*
+ * node: a clone bound to each node that has CPUs, and one reader thread
+ * on it, allowed on the node's CPUs
+ */
+static int start_node_readers(struct fsrv *srv, int ncpu)
+{
+	int node, cpu, i, nodes = 0;
+	cpu_set_t set;
+
+	for (cpu = 0; cpu < ncpu; cpu++)
+		if (cpu_node_of[cpu] >= nodes)
+			nodes = cpu_node_of[cpu] + 1;
+	for (node = 0; node < nodes; node++) {
+		CPU_ZERO(&set);
+		for (cpu = 0; cpu < ncpu; cpu++)
+			if (cpu_node_of[cpu] == node)
+				CPU_SET(cpu, &set);
+		if (!CPU_COUNT(&set))
+			continue;
+		i = fsrv_clone(srv);
+		if (i < 0 || fsrv_bind(srv, i, FUSE_DEV_BIND_NODE, -1, node) ||
+		    fsrv_start_reader(srv, i, -1) ||
+		    pthread_setaffinity_np(srv->thr[srv->nthr - 1],
+					   sizeof(set), &set)) {
+			fprintf(stderr, "clone/bind for node %d failed\n", node);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode, *workload;
@@ -267,14 +304,15 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "pipe"))
 		return pipe_bench(argv[2], atol(argv[3]));
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s single|unbound|bound|uring getattr|read|open|create|mixed THREADS OPS\n"
+		fprintf(stderr, "usage: %s single|unbound|bound|node|uring getattr|read|open|create|mixed THREADS OPS\n"
 			"       %s pipe same|cross OPS\n", argv[0], argv[0]);
 		return 2;
 	}
 	mode = argv[1];
 	workload = argv[2];
 	if (strcmp(mode, "single") && strcmp(mode, "unbound") &&
-	    strcmp(mode, "bound") && strcmp(mode, "uring")) {
+	    strcmp(mode, "bound") && strcmp(mode, "node") &&
+	    strcmp(mode, "uring")) {
 		fprintf(stderr, "%s: no mode %s\n", argv[0], mode);
 		return 2;
 	}
@@ -315,8 +353,10 @@ int main(int argc, char **argv)
 		}
 		fsrv_start_reader(&srv, 0, 0);
 	}
+	if (!strcmp(mode, "node") && start_node_readers(&srv, ncpu))
+		return 1;
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		if (!strcmp(mode, "single") || uring)
+		if (!strcmp(mode, "single") || !strcmp(mode, "node") || uring)
 			break;
 		i = fsrv_clone(&srv);
 		if (i < 0 || (!strcmp(mode, "bound") &&

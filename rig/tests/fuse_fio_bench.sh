@@ -14,6 +14,14 @@
 #             libfuse 3.14 cannot turn clone_fd on; without clone_bind our
 #             libfuse runs the clone_fd loop unchanged) on stock fuse.ko
 #   hp-ours   passthrough_hp -o clone_bind=cpu on ours
+#   hp-node   passthrough_hp -o clone_bind=node on ours
+#   hp-uring  libfuse's own passthrough_hp -o io_uring on stock fuse.ko,
+#             enable_uring set for the run (libfuse 3.18 and Linux 6.14 on)
+#
+# Environment: FIO_ENGINES, the engines of the random reads ("libaio";
+# psync runs at iodepth 1 alone), FIO_SEQ=1 adds sequential buffered
+# reads (128 KiB read()s of each job's 32 MiB file once, its page cache
+# dropped first: readahead at work), one job and one per CPU.
 #
 # The random reads run against the daemons as they come; the metadata run
 # against the same daemons without attribute and entry caching
@@ -26,6 +34,8 @@
 #   an empty argument takes the default
 # Prints one line per fio run:
 #   @fio MODE WORKLOAD JOBS DEPTH MiB/s IOPS p99-us own-CPU-% IPIs/op
+# (WORKLOAD: randread for libaio, randread-ENGINE for the others, seqread,
+# create, stat, unlink)
 # (own-CPU-%: the share of the connection's requests read on the CPU that
 # issued them, counted by a hist trigger on the tracepoint
 # fuse:fuse_request_read, which ours has and stock does not: "-" on stock.
@@ -52,6 +62,8 @@ DPID=
 CONN=
 EV=
 HIST='hist:keys=connection,cpu,read_cpu:vals=hitcount,own'
+ENGINES=${FIO_ENGINES:-libaio}
+URING=/sys/module/fuse/parameters/enable_uring
 LF_OURS= LF_STOCK= FIO=
 [ -f $T/libfuse.conf ] && . $T/libfuse.conf
 [ -x "$FIO" ] || FIO=$(command -v fio)
@@ -137,6 +149,7 @@ stop() {
 	wait $DPID
 	grep -v 'Ignoring invalid max threads' $LOG | sed 's/^/# /'
 	DPID=
+	[ $MODE != hp-uring ] || echo 0 > $URING
 }
 trap 'stop; trace_off' EXIT
 
@@ -180,12 +193,17 @@ fio_run() {
 }
 
 # up cache|nocache: the daemon of $MODE, with the example's own caching or
-# with none; sets $DIR, where fio works
+# with none; sets $DIR, where fio works.  passthrough_hp of libfuse 3.16
+# and later passes reads and writes to the backing file in the kernel
+# (FUSE_PASSTHROUGH) unless told not to: they would never reach the
+# daemon, nor the transport measured here.
 up() {
 	ll= hp=
+	! $LF_OURS/example/passthrough_hp --help 2>&1 | grep -q nopassthrough ||
+		hp=--nopassthrough
 	if [ $1 = nocache ]; then
 		ll=,timeout=0
-		hp=--nocache
+		hp="$hp --nocache"
 	fi
 	case "$MODE" in
 	nofuse)
@@ -202,23 +220,30 @@ up() {
 	hp-ours)
 		DIR=$MNT
 		start $LF_OURS/example/passthrough_hp --foreground $hp -o clone_bind=cpu $SRC $MNT ;;
+	hp-node)
+		DIR=$MNT
+		start $LF_OURS/example/passthrough_hp --foreground $hp -o clone_bind=node $SRC $MNT ;;
+	hp-uring)
+		DIR=$MNT
+		echo 1 > $URING || { say "no enable_uring here"; exit 1; }
+		start $LF_STOCK/example/passthrough_hp --foreground $hp -o io_uring $SRC $MNT ;;
 	esac
 }
 
 case "$MODE" in
-nofuse|ll-stock|ll-ours|hp-stock|hp-ours) ;;
+nofuse|ll-stock|ll-ours|hp-stock|hp-ours|hp-node|hp-uring) ;;
 *)
-	echo "usage: $0 nofuse|ll-stock|ll-ours|hp-stock|hp-ours [RUNTIME [JOBS [DEPTHS [METAJOBS]]]]" >&2
+	echo "usage: $0 nofuse|ll-stock|ll-ours|hp-stock|hp-ours|hp-node|hp-uring [RUNTIME [JOBS [DEPTHS [METAJOBS]]]]" >&2
 	exit 2 ;;
 esac
 mkdir -p $SRC
 [ -n "$FIO" ] || { say "no fio in the guest"; exit 1; }
 case "$MODE" in
-*-ours)
+*-ours|*-node)
 	trace_on
 	[ -n "$EV" ] || say "no fuse:fuse_request_read to count with: own-CPU-% is -" ;;
 esac
-say "$MODE: $NCPU CPUs, fio $($FIO --version), runtime $RT s, jobs $(echo $JOBS), depths $DEPTHS"
+say "$MODE: $NCPU CPUs, fio $($FIO --version), runtime $RT s, jobs $(echo $JOBS), depths $DEPTHS, engines $ENGINES"
 
 # Random reads, the daemon as it comes.  Lay the files out once, for the
 # most jobs, through the mount.
@@ -227,12 +252,27 @@ maxj=$(echo $JOBS | tr ' ' '\n' | sort -n | tail -n 1)
 RR="--name=rr --directory=$DIR --filename_format=f.\$jobnum --size=$FILESIZE --bs=4k"
 timeout -s KILL 300 $FIO $RR --rw=write --numjobs=$maxj --create_only=1 > $OUT 2>&1 ||
 	{ sed 's/^/# /' $OUT; say "laying out the files failed"; exit 1; }
-for j in $JOBS; do
-	for d in $DEPTHS; do
-		fio_run randread $j $d $RR --rw=randread --direct=1 \
-			--ioengine=libaio --time_based --runtime=$RT
+for e in $ENGINES; do
+	wl=randread
+	[ $e = libaio ] || wl=randread-$e
+	for j in $JOBS; do
+		for d in $DEPTHS; do
+			[ $e != psync ] || [ $d = 1 ] || continue
+			fio_run $wl $j $d $RR --rw=randread --direct=1 \
+				--ioengine=$e --time_based --runtime=$RT
+		done
 	done
 done
+# Sequential buffered reads: each job reads its file once in 128 KiB
+# read()s, the page cache dropped first, so that readahead does the work
+if [ "${FIO_SEQ:-0}" = 1 ]; then
+	for j in 1 $NCPU; do
+		fio_run seqread $j 1 --name=sr --directory=$DIR \
+			--filename_format=s.\$jobnum --size=32m --bs=128k \
+			--rw=read --ioengine=psync --invalidate=1
+	done
+	rm -f $DIR/s.*
+fi
 rm -f $DIR/f.*
 stop
 
