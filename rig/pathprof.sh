@@ -31,8 +31,9 @@ cc -O2 -Wall -shared -fPIC -I"$(qemu_plugin_include)" \
 	-o "$out/insncount.so" "$TOP/rig/pathprof/insncount.c"
 
 map=$B/kernel-bench/System.map
-mark=$(awk '$3 == "ksys_sync" { print $1 }' "$map")
-[ -n "$mark" ] || die "no ksys_sync in $map"
+# the syscall's entry: 7.3's compiler inlines ksys_sync() into it
+mark=$(awk '$3 == "__x64_sys_sync" { print $1 }' "$map")
+[ -n "$mark" ] || die "no __x64_sys_sync in $map"
 
 # sync(2) marks the end of each stretch: boot, then one per workload
 {

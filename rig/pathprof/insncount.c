@@ -4,7 +4,7 @@
  * translation block, for a profile of the FUSE request path by function
  * (rig/pathprof.sh).  Every time the guest executes the block that starts
  * at mark=ADDR (a kernel function the guest calls on purpose between two
- * workloads, such as ksys_sync), the counts so far are written to
+ * workloads, such as __x64_sys_sync), the counts so far are written to
  * out=PREFIX.N and cleared, so each file holds one stretch of the run.
  * Meant for -icount with one TCG thread: the counters are not atomic.
  *
