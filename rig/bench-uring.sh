@@ -18,12 +18,17 @@
 # the psync and io_uring engines, one job and one per vCPU, iodepth 1 and
 # 4, sequential buffered reads (readahead), and fio's metadata jobs.
 # Then kernel instructions per getattr and per 4 KiB read of each
-# transport on QEMU's instruction clock (rig/pathprof.sh, 2 vCPUs).
-# Writes build/7.3/bench-uring/results.md (rig/uring_report.py).
+# transport on QEMU's instruction clock (rig/pathprof.sh, 2 vCPUs), and
+# the cacheline model with the same transports at 4 to 32 vCPUs in 1, 2
+# and 4 nodes (rig/bench-lines.sh, without its probe boot, go-fuse and
+# the slow-request runs; about 40 minutes).
+# Writes build/7.3/bench-uring/results.md (rig/uring_report.py) and
+# build/7.3/bench-uring/lines/results.md.
 # Environment: URING_TOPO (2node), URING_REPEATS (3), URING_OPS
 # (fuse_bench operations per caller, 2000), URING_FIO_RUNTIME (3 s),
 # URING_PATHPROF (1; 0: no instruction-clock part), URING_PATHPROF_OPS
-# (5000), URING_OUT.
+# (5000), URING_LINES (1; 0: no cacheline model; LINES_* narrow it),
+# URING_OUT.
 . "$(dirname "$0")/lib.sh"
 
 [ "$BASE" = 7.3 ] || die "make bench-uring runs on 7.3 (FUSE-over-io-uring is Linux 6.14 and later)"
@@ -87,5 +92,12 @@ if [ "${URING_PATHPROF:-1}" = 1 ]; then
 		pdirs+=("$out/pathprof-$wl")
 	done
 fi
+if [ "${URING_LINES:-1}" = 1 ]; then
+	log "the cacheline model, 4 to 32 vCPUs (log: $out/lines.log)"
+	LINES_PROBE=0 LINES_GOFUSE=0 LINES_REPEAT=0 LINES_MIXED_TOPOS=none \
+		LINES_OUT=$out/lines "$TOP/rig/bench-lines.sh" > "$out/lines.log"
+fi
 python3 "$TOP/rig/uring_report.py" "$out/results.md" "$out/transports" \
 	${pdirs[@]+"${pdirs[@]}"}
+[ "${URING_LINES:-1}" != 1 ] ||
+	echo "The cacheline model of the same transports: $out/lines/results.md"
