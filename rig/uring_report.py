@@ -29,7 +29,8 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_report import FIELDS, Gate, spread_of  # noqa: E402
+import bench_report  # noqa: E402
+from bench_report import Gate, spread_of  # noqa: E402
 
 TRANSPORTS = ["stock", "io-uring", "unbound", "cpu", "node"]
 LABEL = {"stock": "stock clone per CPU", "io-uring": "io-uring",
@@ -45,30 +46,22 @@ FIOF = ["mode", "workload", "jobs", "depth", "mibs", "iops", "p99", "own",
 
 
 def parse(rundir):
-    """{(transport, workload, threads): [row]} and {(transport, wl, jobs,
-    depth): [row]}"""
-    bench, fio, module = {}, {}, None
+    """{(transport, workload, threads): [row]} of bench_report.parse()'s
+    fuse_bench rows, and {(transport, wl, jobs, depth): [row]} of the
+    "@fio" lines"""
+    bench, fio = {}, {}
+    for r in bench_report.parse(rundir)[0]:
+        t = BENCH.get((r["module"], r["mode"]))
+        if t:
+            bench.setdefault((t, r["workload"], int(r["threads"])),
+                             []).append(r)
     with open(os.path.join(rundir, "results.log"), errors="replace") as f:
         for line in f:
-            line = line.rstrip("\r\n")
-            m = re.match(r"### MODULE (\S+) rc=0", line)
-            if m:
-                module = m.group(1)
-                continue
-            if line.startswith("@fio "):
-                r = dict(zip(FIOF, line.split()[1:]))
-                t = FIO.get(r.get("mode"))
-                if t and "ipis" in r:
-                    fio.setdefault((t, r["workload"], int(r["jobs"]),
-                                    int(r["depth"])), []).append(r)
-                continue
-            parts = line.split("\t")
-            if len(parts) == len(FIELDS) and parts[0] != "mixed":
-                r = dict(zip(FIELDS, parts))
-                t = BENCH.get((module, r["mode"]))
-                if t:
-                    bench.setdefault((t, r["workload"], int(r["threads"])),
-                                     []).append(r)
+            r = dict(zip(FIOF, line.split()[1:]))
+            t = FIO.get(r.get("mode")) if line.startswith("@fio ") else None
+            if t and "ipis" in r:
+                fio.setdefault((t, r["workload"], int(r["jobs"]),
+                                int(r["depth"])), []).append(r)
     return bench, fio
 
 
