@@ -625,7 +625,12 @@ TEST(unprivileged_user_namespace_binds_its_clones)
 		fsrv_start(&srv);
 		for (i = 0; i < 2; i++) {
 			snprintf(path, sizeof(path), "%s/uns-%d", mnt, i);
-			if (pin_to_cpu(i) || stat(path, &st) ||
+			/*
+			 * Every reader asleep first: one on its way back
+			 * from the last reply may take work from any queue
+			 */
+			if (pin_to_cpu(i) || fsrv_wait_idle(&srv, 5000) ||
+			    stat(path, &st) ||
 			    fsrv_find_name(&srv, path + strlen(mnt) + 1,
 					   &fd_idx) != 1 || fd_idx != c[i]) {
 				fprintf(stderr,
@@ -697,6 +702,9 @@ TEST(connections_stay_apart)
 	/* b still sends CPU 1's requests to cb, a now to its mount fd */
 	fsrv_start(&a);
 	fsrv_start(&b);
+	/* An unbound reader awake takes work from any queue: all asleep */
+	ASSERT_EQ(0, fsrv_wait_idle(&a, 5000));
+	ASSERT_EQ(0, fsrv_wait_idle(&b, 5000));
 	fsrv_job_stat(&j, "/tmp/apart-b", "apart-b", 1);
 	EXPECT_EQ(0, fsrv_job_wait(&j));
 	EXPECT_EQ(1, fsrv_find_name(&b, "apart-b", &fd_idx));
