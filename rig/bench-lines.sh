@@ -33,6 +33,9 @@
 # LINES_MIXED_OPS (operations per caller, 300), LINES_NODE (1: ours bound
 # by node too, a clone and one reader per node), LINES_PROBE (1: the
 # probe's boot, the model's check and one caller's path lengths; 0: not),
+# LINES_AB (another build of our fuse.ko: a change under test, or the
+# series before one; the run is then an A/B of the bound modes alone,
+# ours against it, in one boot, its rows "other bound" and "other node"),
 # LINES_OUT.
 . "$(dirname "$0")/lib.sh"
 
@@ -67,6 +70,7 @@ if [ "$what" != check ] && [ "${LINES_GOFUSE:-1}" = 1 ]; then
 	tdir=$out/tests-go
 fi
 [ "$what" = check ] || cp "$B/modules-bench"/*.ko "$out/modules/"
+[ -z "${LINES_AB:-}" ] || cp "$LINES_AB" "$out/modules/ab.ko"
 cc -O2 -Wall -shared -fPIC -I"$(qemu_plugin_include)" \
 	-o "$out/lines.so" "$TOP/rig/pathprof/lines.c"
 map=$B/kernel-bench/System.map
@@ -138,8 +142,16 @@ fi
 # fuse_bench's modes on each module: on stock, clones per CPU and, where
 # the base has FUSE-over-io-uring (7.3), its ring; on ours, clones unbound,
 # bound by CPU and, with LINES_NODE=1 (the default), one per node
-modes_of() {	# stock|ours
-	if [ "$1" = stock ]; then
+# The modules of a run: stock and ours, or with LINES_AB the change and ours
+lines_modules() {
+	if [ -n "${LINES_AB:-}" ]; then echo ab ours; else echo stock ours; fi
+}
+
+modes_of() {	# stock|ours|ab
+	if [ -n "${LINES_AB:-}" ]; then
+		echo bound
+		[ "${LINES_NODE:-1}" != 1 ] || echo node
+	elif [ "$1" = stock ]; then
 		echo unbound
 		[ "$BASE" != 7.3 ] || echo uring
 	else
@@ -152,7 +164,7 @@ modes_of() {	# stock|ours
 # caller, so that no lock is contended and no vCPU waits for another
 {
 	cat "$out/probe.plan"
-	for m in stock ours; do
+	for m in $(lines_modules); do
 		echo "module $m"
 		echo "sh 60 grep -E '\\[fuse\\]' /proc/kallsyms"
 		for mode in $(modes_of $m); do
@@ -171,7 +183,7 @@ modes_of() {	# stock|ours
 # tables give the median and the spread of the runs
 lines_plan() {	# CPUS
 	local cpus=$1 m mode wl callers t ops r
-	for m in stock ours; do
+	for m in $(lines_modules); do
 		echo "module $m"
 		echo "sh 60 grep -E '\\[fuse\\]' /proc/kallsyms"
 		for ((r = 1; r <= ${LINES_RUNS:-3}; r++)); do

@@ -258,6 +258,8 @@ def label(r):
     mode, wl, threads = p[i + 1], p[i + 2], int(p[i + 3])
     if mod == "stock":
         name = {"unbound": "stock clone_fd", "uring": "stock io-uring"}[mode]
+    elif mod == "ab":
+        name = "other " + mode
     else:
         name = "ours " + mode
     return wl, threads, name
@@ -266,7 +268,7 @@ def label(r):
 # FUSE-over-io-uring (a ring queue per CPU, on stock) and ours bound by
 # node (a clone and one reader per node) where the run has them
 MODES = ["stock clone_fd", "stock io-uring", "ours unbound", "ours bound",
-         "ours node"]
+         "ours node", "other bound", "other node"]
 # go-fuse's benchmark daemon (gofuse/bench): the mount fd alone, as go-fuse
 # reads it, on stock and ours; on ours clones pinned per CPU but unbound,
 # and bound by node and by CPU (MountOptions.CloneBind)
@@ -320,10 +322,13 @@ def report(out, dirs, smap, mixed_dirs=(), pathlen=None):
       "median of the runs, and after ± their spread (half their range, in "
       "% of the median). One caller per CPU, or two.\n")
     have_go = any(k[2] in GO_MODES for c in results.values() for k in c)
+    # the columns: the modes this run has
+    present = {k[2] for c in results.values() for k in c}
+    tables = [[m for m in MODES if m in present]] + ([GO_MODES] if have_go else [])
     for (cpus, nodes) in sorted(results):
         cell = results[(cpus, nodes)]
         w("\n### %d vCPUs, %d node%s\n" % (cpus, nodes, "s" if nodes > 1 else ""))
-        for modes in (MODES, GO_MODES) if have_go else (MODES,):
+        for modes in tables:
             if modes is GO_MODES:
                 w("\ngo-fuse's daemon (gofuse/bench):\n")
             w("| workload | callers/CPU | " + " | ".join(modes) + " |")
@@ -342,7 +347,7 @@ def report(out, dirs, smap, mixed_dirs=(), pathlen=None):
     w("\n### How the figures grow (getattr, one caller per CPU; kernel transfers "
       "per request, cross-node in brackets, and the share of requests read on "
       "the CPU that issued them)\n")
-    for modes in (MODES, GO_MODES) if have_go else (MODES,):
+    for modes in tables:
         if modes is GO_MODES:
             w("\ngo-fuse's daemon:\n")
         w("| vCPUs × nodes | " + " | ".join(modes) + " |")
