@@ -9,10 +9,11 @@
  * one of that device, else one of its node, else one of the nearest node
  * with one, else any reader of the connection.  A reader takes the shared
  * queue's work first (interrupts, forgets, resent requests), then its own
- * device's, then the other devices', nearest node first, and sleeps only
- * when all are empty.  So no request waits while a reader is idle, and a
- * device's queue is locked by its CPU's callers and its node's readers
- * alone while they keep up.
+ * device's, then the other devices' of the nodes whose hint says that a
+ * request was left to them, nearest first, and sleeps only when all are
+ * empty.  So no request waits while a reader is idle, and a device's queue
+ * is touched by its CPU's callers and its own readers alone while they
+ * keep up.
  *
  * Lock order: bind_mutex, fch->lock, a device's queue lock, fch->iq.lock.
  * See Documentation/filesystems/fuse/fuse-clone-queues.rst.
@@ -40,12 +41,18 @@ struct fuse_bound {
 	int cpu;			/* the bound CPU, or -1 */
 	int node;			/* its node, or the bound node */
 	unsigned int reads;		/* by its readers, from any queue */
+	wait_queue_head_t pollers;	/* its pollers; its readers: iq.waitq */
 	struct rcu_head rcu;
 };
 
-/* The idle readers of a node's devices wait here too */
+/*
+ * The idle readers of a node's devices wait here too.  @queued is set while
+ * a request on one of them may be left to the readers of another device:
+ * only then do they look at the node's queues (fuse_bind_next()).
+ */
 struct fuse_bind_node {
 	wait_queue_head_t waitq;
+	bool queued ____cacheline_aligned_in_smp;
 } ____cacheline_aligned_in_smp;
 
 /*
@@ -169,6 +176,77 @@ static void fuse_bind_publish(struct fuse_chan *fch, struct fuse_bind_map *map,
 		kvfree_rcu(old, rcu);
 }
 
+static bool fuse_bind_busy(struct fuse_bound *b)
+{
+	return READ_ONCE(b->iq.connected) && !list_empty(&b->iq.pending);
+}
+
+/* A request on @node's devices is left to whichever reader comes first */
+static void fuse_bind_hint(struct fuse_chan *fch, int node)
+{
+	if (!READ_ONCE(fch->bind_nodes[node].queued))
+		WRITE_ONCE(fch->bind_nodes[node].queued, true);
+}
+
+/* Wake one exclusive waiter of @wq, or every other one: was one woken? */
+static bool fuse_bind_wake_one(wait_queue_head_t *wq)
+{
+	/* Ordered by an smp_mb() in fuse_bind_wake() */
+	return waitqueue_active(wq) &&
+	       __wake_up(wq, TASK_NORMAL, 1, poll_to_key(EPOLLIN | EPOLLRDNORM));
+}
+
+/*
+ * Wake the nearest idle reader for work on @b's queue (NULL: the shared
+ * queue's) from @node: one of @b, else one of each node nearest @node
+ * first, else an unbound reader, and every poller.  The readers of the
+ * device bound to @busy, the CPU of a background request's issuer, which
+ * may keep that CPU (readahead, async I/O), come last: woken only if no
+ * other reader was.
+ */
+static void fuse_bind_wake(struct fuse_chan *fch, struct fuse_bind_map *map,
+			   struct fuse_bound *b, int node, int busy)
+{
+	const int *near = map->near + node * map->nr_near;
+	unsigned int i;
+	bool mine;
+	int woken;
+
+	/*
+	 * The work is queued before the waitqueues are looked at, and a
+	 * reader is on them before it looks for work (set_current_state() in
+	 * fuse_bind_wait(), smp_mb() in fuse_dev_poll()): each sees the other,
+	 * so the lockless waitqueue_active() below misses no sleeper.
+	 */
+	smp_mb();
+	mine = b && (busy < 0 || READ_ONCE(b->cpu) != busy);
+	/* The device's own readers first, unless they wait for @busy */
+	if (mine && fuse_bind_wake_one(&b->iq.waitq))
+		return;
+	if (b) {
+		fuse_bind_hint(fch, node);
+		/* Left to the other readers: hinted before they are looked at */
+		smp_mb();
+	}
+	/* Then its pollers, which may not read it: the hint stays */
+	if (mine && fuse_bind_wake_one(&b->pollers))
+		return;
+	for (i = 0; i < map->nr_near && near[i] >= 0; i++) {
+		wait_queue_head_t *wq = &fch->bind_nodes[near[i]].waitq;
+
+		/* Ordered by an smp_mb() above */
+		if (waitqueue_active(wq) &&
+		    __wake_up(wq, TASK_NORMAL, 1, &busy))
+			return;
+	}
+	/* Ordered by an smp_mb() above */
+	woken = waitqueue_active(&fch->iq.waitq) && wake_up(&fch->iq.waitq);
+	kill_fasync(&fch->iq.fasync, SIGIO, POLL_IN);
+	/* No other reader idle: @busy's own after all */
+	if (!woken && b && busy >= 0 && !fuse_bind_wake_one(&b->iq.waitq))
+		fuse_bind_wake_one(&b->pollers);
+}
+
 /*
  * Disconnect @b's queue, so that nothing is queued there again, and move
  * what waits there to the shared queue, waking a reader for each.  If the
@@ -224,6 +302,7 @@ static void fuse_bind_unmap(struct fuse_chan *fch, struct fuse_bound *b)
 	fuse_bind_publish(fch, map, b);
 	fuse_bind_requeue(fch, b);
 	wake_up_all(&b->iq.waitq);
+	wake_up_all(&b->pollers);
 }
 
 static int fuse_bind_check(struct fuse_chan *fch, struct fuse_bound *b,
@@ -264,9 +343,9 @@ static int fuse_bind_check(struct fuse_chan *fch, struct fuse_bound *b,
  * @uarg: the binding, struct fuse_dev_bind
  *
  * A device gets its queue at its first binding and keeps it until it is
- * released.  Unbound again, it is off the map, and what waited on its
- * queue moves to the shared queue; unbinding a device that is not bound
- * does nothing.
+ * released.  Unbound or bound again, what waited on its queue moves to
+ * the shared queue; unbound, it is off the map.  Unbinding a device that
+ * is not bound does nothing.
  *
  * Return: 0, or a negative errno as uapi/linux/fuse.h documents; a failed
  * binding changes nothing.
@@ -310,6 +389,9 @@ long fuse_bind_ioctl(struct fuse_dev *fud,
 		if (!b)
 			goto out;
 		fuse_iqueue_init(&b->iq, fch->iq.ops, NULL);
+		/* Takes no request until it is connected below */
+		b->iq.connected = 0;
+		init_waitqueue_head(&b->pollers);
 		lockdep_set_class(&b->iq.lock, &fuse_bound_lock_key);
 		INIT_LIST_HEAD(&b->entry);
 	}
@@ -318,17 +400,23 @@ long fuse_bind_ioctl(struct fuse_dev *fud,
 		nodes = NULL;
 		static_branch_enable(&fuse_bind_used);
 	}
-	/* Under fch->lock: an abort finds it, or it is born disconnected */
-	spin_lock(&fch->lock);
-	fuse_bind_connect(b, fch->connected);
-	/* Pairs with smp_load_acquire() in fuse_bind_next() and _wait() */
-	smp_store_release(&fud->iq, &b->iq);
-	spin_unlock(&fch->lock);
+	/*
+	 * Bound again, what waits on its queue goes to the shared queue first,
+	 * so that a device holds requests only under the node it is mapped to
+	 */
+	if (!list_empty(&b->entry))
+		fuse_bind_requeue(fch, b);
 	/* Read locklessly by wakeups */
 	WRITE_ONCE(b->cpu, arg.cpu);
 	WRITE_ONCE(b->node, arg.cpu >= 0 ? fuse_cpu_node(arg.cpu) : arg.node);
 	list_move_tail(&b->entry, &fch->bound);
 	fuse_bind_publish(fch, map, b);
+	/* Under fch->lock: an abort finds it, or it stays disconnected */
+	spin_lock(&fch->lock);
+	fuse_bind_connect(b, fch->connected);
+	/* Pairs with smp_load_acquire() in fuse_bind_next() and _wait() */
+	smp_store_release(&fud->iq, &b->iq);
+	spin_unlock(&fch->lock);
 	/* Its sleeping readers move to their node's waitqueue */
 	wake_up_all(&b->iq.waitq);
 	map = NULL;
@@ -370,51 +458,6 @@ void fuse_bind_release(struct fuse_dev *fud)
 void fuse_bind_free(struct fuse_chan *fch)
 {
 	kvfree(fch->bind_nodes);
-}
-
-/*
- * Wake the nearest idle reader for work on @b's queue (NULL: the shared
- * queue's) from @node: one of @b, else one of each node nearest @node
- * first, else an unbound reader, and every poller.  The readers of the
- * device bound to @busy, the CPU of a background request's issuer, which
- * may keep that CPU (readahead, async I/O), come last: woken only if no
- * other reader was.
- */
-static void fuse_bind_wake(struct fuse_chan *fch, struct fuse_bind_map *map,
-			   struct fuse_bound *b, int node, int busy)
-{
-	const int *near = map->near + node * map->nr_near;
-	unsigned int i;
-	int woken;
-
-	/*
-	 * The work is queued before the waitqueues are looked at, and a
-	 * reader is on them before it looks for work (set_current_state() in
-	 * fuse_bind_wait(), smp_mb() in fuse_dev_poll()): each sees the other,
-	 * so the lockless waitqueue_active() below misses no sleeper.
-	 */
-	smp_mb();
-	/* The device's own readers first, unless they wait for @busy */
-	if (b && waitqueue_active(&b->iq.waitq) &&
-	    (busy < 0 || READ_ONCE(b->cpu) != busy) &&
-	    __wake_up(&b->iq.waitq, TASK_NORMAL, 1,
-		      poll_to_key(EPOLLIN | EPOLLRDNORM)))
-		return;
-	for (i = 0; i < map->nr_near && near[i] >= 0; i++) {
-		wait_queue_head_t *wq = &fch->bind_nodes[near[i]].waitq;
-
-		/* Ordered by the smp_mb() above */
-		if (waitqueue_active(wq) &&
-		    __wake_up(wq, TASK_NORMAL, 1, &busy))
-			return;
-	}
-	/* Ordered by the smp_mb() above */
-	woken = waitqueue_active(&fch->iq.waitq) && wake_up(&fch->iq.waitq);
-	kill_fasync(&fch->iq.fasync, SIGIO, POLL_IN);
-	/* No other reader idle: @busy's own after all */
-	if (!woken && b && busy >= 0 && waitqueue_active(&b->iq.waitq))
-		__wake_up(&b->iq.waitq, TASK_NORMAL, 1,
-			  poll_to_key(EPOLLIN | EPOLLRDNORM));
 }
 
 /**
@@ -476,9 +519,20 @@ void fuse_bind_wake_shared(struct fuse_chan *fch)
 /* How often a reader looks at the other devices first, as forget_batch */
 #define FUSE_BIND_BATCH	16
 
-static bool fuse_bind_busy(struct fuse_bound *b)
+/* A device of @node's other than @own that holds a request */
+static struct fuse_bound *fuse_bind_scan(struct fuse_bind_map *map, int node,
+					 struct fuse_bound *own,
+					 unsigned int start)
 {
-	return READ_ONCE(b->iq.connected) && !list_empty(&b->iq.pending);
+	unsigned int j, n = map->first[node + 1] - map->first[node];
+	struct fuse_bound *b;
+
+	for (j = 0; j < n; j++) {
+		b = READ_ONCE(map->devs[map->first[node] + (start + j) % n]);
+		if (b && b != own && fuse_bind_busy(b))
+			return b;
+	}
+	return NULL;
 }
 
 /**
@@ -487,12 +541,17 @@ static bool fuse_bind_busy(struct fuse_bound *b)
  *
  * The shared queue if it has work or the connection binds nothing, else
  * @fud's own queue if it holds a request, else another device's that
- * does, its node's first and the nearest nodes' next.  Every
- * FUSE_BIND_BATCH-th read looks at the other devices before its own, so
- * that no request waits for long behind its device's busy readers while
- * the others keep up with their own.  A lockless look:
- * the caller locks the queue under rcu_read_lock(), which keeps a
- * device's queue until then, and looks again if it is empty by then.
+ * does, its node's first and the nearest nodes' next.  Only the nodes
+ * whose queued hint is set are looked at: a request whose device's reader
+ * was woken for it is that reader's.  A reader that finds nothing else
+ * there clears the hint, and looks again at every device of the node, on
+ * the map of the moment: what was queued meanwhile is seen then, or keeps
+ * the hint set.  A reader that leaves its own device's work sets its
+ * node's hint.  Every FUSE_BIND_BATCH-th read looks at the
+ * other devices before its own, so that no request waits for long behind
+ * its device's busy readers while the others keep up with their own.
+ * A lockless look: the caller locks the queue under rcu_read_lock(), which
+ * keeps a device's queue until then, and looks again if it is empty by then.
  *
  * Return: that queue, or the shared one if every queue looks empty.
  */
@@ -501,13 +560,18 @@ struct fuse_iqueue *fuse_bind_next(struct fuse_dev *fud)
 	struct fuse_chan *fch = fud->chan;
 	/* Pairs with smp_store_release() in fuse_bind_ioctl() */
 	struct fuse_bound *own = fuse_bound_of(smp_load_acquire(&fud->iq)), *b;
-	unsigned int i, j, n, start = raw_smp_processor_id();
+	unsigned int i, start = raw_smp_processor_id();
 	struct fuse_bind_map *map = rcu_dereference(fch->bind_map);
 	const int *near;
+	bool *queued, mine;
 
-	if (!map || fuse_iq_ready(&fch->iq))
+	if (!map)
 		return &fch->iq;
-	if (own && fuse_bind_busy(own)) {
+	b = NULL;
+	mine = own && fuse_bind_busy(own);
+	if (fuse_iq_ready(&fch->iq))
+		goto leave;
+	if (mine) {
 		/* Readers of a device share the count; a lost step is fine */
 		i = READ_ONCE(own->reads) + 1;
 		WRITE_ONCE(own->reads, i);
@@ -517,39 +581,74 @@ struct fuse_iqueue *fuse_bind_next(struct fuse_dev *fud)
 	near = map->near + map->nr_near *
 	       (own ? READ_ONCE(own->node) : fuse_cpu_node(start));
 	for (i = 0; i < map->nr_near && near[i] >= 0; i++) {
-		n = map->first[near[i] + 1] - map->first[near[i]];
-		for (j = 0; j < n; j++) {
-			b = READ_ONCE(map->devs[map->first[near[i]] +
-						(start + j) % n]);
-			if (b && b != own && fuse_bind_busy(b))
-				return &b->iq;
-		}
+		queued = &fch->bind_nodes[near[i]].queued;
+		if (!READ_ONCE(*queued))
+			continue;
+		b = fuse_bind_scan(map, near[i], own, start);
+		if (b)
+			goto leave;
+		/* Nothing there for this reader: unhint, then look again */
+		WRITE_ONCE(*queued, false);
+		/* Pairs with the smp_mb() after fuse_bind_hint() */
+		smp_mb();
+		b = fuse_bind_scan(map, near[i], NULL, start);
+		/* Its own device's work, or a new map's, keeps the hint */
+		if (b || map != rcu_dereference(fch->bind_map))
+			fuse_bind_hint(fch, near[i]);
+		if (b && b != own)
+			goto leave;
+		b = NULL;
 	}
-	return own && fuse_bind_busy(own) ? &own->iq : &fch->iq;
+	if (mine)
+		return &own->iq;
+leave:
+	if (mine)
+		fuse_bind_hint(fch, READ_ONCE(own->node));
+	return b ? &b->iq : &fch->iq;
 }
 
 /**
- * fuse_bind_pending - does a device of @fch hold a request?
- * @fch: the connection
+ * fuse_bind_pending - does a device hold a request for a reader of @fud?
+ * @fud: the reading device
  *
- * Return: true if a bound device's queue holds a request.  Lockless: a
- * reader that sleeps after a false is woken for what comes next.
+ * Return: true if @fud's queue holds a request, or the queue of a device
+ * of a node whose queued hint is set.  Lockless: a reader that sleeps
+ * after a false is woken for what comes next.
  */
-bool fuse_bind_pending(struct fuse_chan *fch)
+bool fuse_bind_pending(struct fuse_dev *fud)
 {
+	/* Pairs with smp_store_release() in fuse_bind_ioctl() */
+	struct fuse_bound *own = fuse_bound_of(smp_load_acquire(&fud->iq));
+	struct fuse_chan *fch = fud->chan;
 	struct fuse_bind_map *map;
-	struct fuse_bound *b;
-	bool found = false;
-	unsigned int i;
+	bool found;
+	int node;
 
+	if (own && fuse_bind_busy(own))
+		return true;
 	rcu_read_lock();
 	map = rcu_dereference(fch->bind_map);
-	for (i = 0; map && i < map->nr_devs && !found; i++) {
-		b = READ_ONCE(map->devs[i]);
-		found = b && fuse_bind_busy(b);
-	}
+	for (node = 0, found = false; map && !found && node < nr_node_ids;
+	     node++)
+		found = READ_ONCE(fch->bind_nodes[node].queued) &&
+			fuse_bind_scan(map, node, NULL, 0);
 	rcu_read_unlock();
 	return found;
+}
+
+/**
+ * fuse_bind_pollq - the waitqueue of a bound device's pollers
+ * @fiq: the device's queue, a bound device's
+ *
+ * Apart from its readers' (@fiq->waitq), so that a wakeup knows whether it
+ * reached a reader, which reads what it was woken for, or a poller, which
+ * may not.
+ *
+ * Return: the waitqueue.
+ */
+wait_queue_head_t *fuse_bind_pollq(struct fuse_iqueue *fiq)
+{
+	return &fuse_bound_of(fiq)->pollers;
 }
 
 /* A bound reader waits on its device's waitqueue and its node's */
@@ -590,9 +689,9 @@ static int fuse_bind_wake_node(struct wait_queue_entry *wq, unsigned int mode,
 	return fuse_bind_woken(w, wq, mode, sync);
 }
 
-static bool fuse_bind_ready(struct fuse_chan *fch)
+static bool fuse_bind_ready(struct fuse_dev *fud)
 {
-	return fuse_iq_ready(&fch->iq) || fuse_bind_pending(fch);
+	return fuse_iq_ready(&fud->chan->iq) || fuse_bind_pending(fud);
 }
 
 /**
@@ -617,7 +716,7 @@ int fuse_bind_wait(struct fuse_dev *fud)
 
 	if (!b || !READ_ONCE(b->iq.connected))
 		return wait_event_interruptible_exclusive(fch->iq.waitq,
-							  fuse_bind_ready(fch));
+							  fuse_bind_ready(fud));
 	node = &fch->bind_nodes[READ_ONCE(b->node)].waitq;
 	init_waitqueue_func_entry(&w.own, fuse_bind_wake_own);
 	init_waitqueue_func_entry(&w.node, fuse_bind_wake_node);
@@ -628,7 +727,7 @@ int fuse_bind_wait(struct fuse_dev *fud)
 	for (;;) {
 		set_current_state(TASK_INTERRUPTIBLE);
 		if (atomic_read(&w.woken) || !READ_ONCE(b->iq.connected) ||
-		    fuse_bind_ready(fch))
+		    fuse_bind_ready(fud))
 			break;
 		if (signal_pending(current)) {
 			err = -ERESTARTSYS;
