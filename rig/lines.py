@@ -17,7 +17,8 @@ between two marks.  Every plan entry that marks (fuse_bench with
 FUSE_BENCH_MARK=1, lines_probe) cuts two marks, just before and just after
 what it measures, so the k-th such entry measured lines.(2k+1).  A report
 DIR's name is its topology ("smp-8-nodes-2"); its plan loads "module stock"
-and "module ours", each followed by a dump of the module's kallsyms.
+(or "module ab", LINES_AB) and "module ours", each followed by a dump of
+the module's kallsyms.
 """
 import bisect
 import collections
@@ -302,7 +303,7 @@ def report(out, dirs, smap, mixed_dirs=(), pathlen=None):
         meas, complete = measured(d)
         cell = results.setdefault((cpus, nodes), {})
         for r, counts in meas:
-            res = naming.resolver(0 if r["module"] == "stock" else 1)
+            res = naming.resolver(0 if r["module"] in ("stock", "ab") else 1)
             if counts is None or r["rc"] != 0:
                 continue
             wl, threads, mode = label(r)
