@@ -4,8 +4,8 @@
  *
  * FUSE_DEV_IOC_BIND gives a device an input queue of its own, and each
  * possible CPU maps to a bound device: the one bound to it, else one of the
- * nearest node's with any, the CPUs taking turns.  A request waits on the
- * queue of the device its CPU maps to and wakes the nearest idle reader:
+ * nearest nodes' with any, a node's CPUs taking turns.  A request waits on
+ * the queue of the device its CPU maps to and wakes the nearest idle reader:
  * one of that device, else one of its node, else one of the nearest node
  * with one, else any reader of the connection.  A reader takes the shared
  * queue's work first (interrupts, forgets, resent requests), then its own
@@ -67,6 +67,7 @@ struct fuse_bind_map {
 	unsigned int *first;		/* nr_node_ids + 1 */
 	int *near;			/* per node, nr_near nodes: with devices, */
 					/* nearest first, -1 after the last */
+	unsigned int *turn;		/* per node: its CPUs' turns, in filling */
 	struct fuse_bound *dev[];	/* per possible CPU */
 };
 
@@ -92,7 +93,8 @@ static struct fuse_bind_map *fuse_bind_map_alloc(unsigned int nr_devs,
 	size_t size = struct_size(map, dev, nr_cpu_ids) +
 		      nr_devs * sizeof(*map->devs) +
 		      (nr_node_ids + 1) * sizeof(*map->first) +
-		      nr_node_ids * nr_near * sizeof(*map->near);
+		      nr_node_ids * nr_near * sizeof(*map->near) +
+		      nr_node_ids * sizeof(*map->turn);
 
 	map = kvzalloc(size, gfp);
 	if (map) {
@@ -101,11 +103,12 @@ static struct fuse_bind_map *fuse_bind_map_alloc(unsigned int nr_devs,
 		map->devs = (struct fuse_bound **)&map->dev[nr_cpu_ids];
 		map->first = (unsigned int *)&map->devs[nr_devs];
 		map->near = (int *)&map->first[nr_node_ids + 1];
+		map->turn = (unsigned int *)&map->near[nr_node_ids * nr_near];
 	}
 	return map;
 }
 
-/* Fill @map from fch->bound: O(CPUs + devices * nodes + nodes^2 * nr_near) */
+/* Fill @map from fch->bound: O((CPUs + nodes^2) * nr_near + devices * nodes) */
 static void fuse_bind_fill(struct fuse_chan *fch, struct fuse_bind_map *map)
 {
 	unsigned int cpu, i = 0;
@@ -136,13 +139,22 @@ static void fuse_bind_fill(struct fuse_chan *fch, struct fuse_bind_map *map)
 	list_for_each_entry(b, &fch->bound, entry)
 		if (b->cpu >= 0)
 			map->dev[b->cpu] = b;
-	i = 0;
+	/* The devices of every nearest node, each node's CPUs taking turns */
 	for_each_possible_cpu(cpu) {
+		const int *near;
+
 		if (map->dev[cpu])
 			continue;
-		m = map->near[fuse_cpu_node(cpu) * map->nr_near];
-		n = map->first[m + 1] - map->first[m];
-		map->dev[cpu] = map->devs[map->first[m] + i++ % n];
+		node = fuse_cpu_node(cpu);
+		near = map->near + node * map->nr_near;
+		for (k = 0, n = 0; k < map->nr_near && near[k] >= 0 &&
+		     node_distance(node, near[k]) == node_distance(node, near[0]);
+		     k++)
+			n += map->first[near[k] + 1] - map->first[near[k]];
+		i = map->turn[node]++ % n;
+		for (k = 0; i >= map->first[near[k] + 1] - map->first[near[k]]; k++)
+			i -= map->first[near[k] + 1] - map->first[near[k]];
+		map->dev[cpu] = map->devs[map->first[near[k]] + i];
 	}
 }
 
