@@ -56,9 +56,7 @@ mkdir -p "$out/tests"
 cp "$B/tests/fuse_bench" "$BROOT/gofuse/bin/ours/gofuse_bench" "$out/tests/"
 {
 	for ((r = 1; r <= reps; r++)); do
-		order="stock ours"
-		[ $((r % 2)) = 0 ] && order="ours stock"
-		for m in $order; do
+		for m in $(module_order "$r"); do
 			echo "module $m"
 			for wl in getattr read; do
 				for t in 1 0; do

@@ -50,9 +50,7 @@ rm -rf "$out"
 mkdir -p "$out/transports"
 
 for ((r = 1; r <= reps; r++)); do
-	order="stock ours"
-	[ $((r % 2)) = 0 ] && order="ours stock"
-	for m in $order; do
+	for m in $(module_order "$r"); do
 		echo "module $m"
 		if [ $m = stock ]; then
 			modes="unbound uring" fmodes="hp-stock hp-uring"

@@ -43,11 +43,9 @@ thread_counts() {
 }
 
 plan() {	# NCPU
-	local ncpu=$1 r m wl t mode order
+	local ncpu=$1 r m wl t mode
 	for ((r = 1; r <= reps; r++)); do
-		order="stock ours"
-		[ $((r % 2)) = 0 ] && order="ours stock"
-		for m in $order; do
+		for m in $(module_order "$r"); do
 			echo "module $m"
 			for wl in getattr read open create; do
 				threads="1 $ncpu"
@@ -95,9 +93,7 @@ if [ "${BENCH_ICOUNT:-1}" = 1 ]; then
 	dir=$out/icount-smp-2
 	mkdir -p "$dir"
 	for ((r = 1; r <= ${BENCH_ICOUNT_REPEATS:-3}; r++)); do
-		order="stock ours"
-		[ $((r % 2)) = 0 ] && order="ours stock"
-		for m in $order; do
+		for m in $(module_order "$r"); do
 			echo "module $m"
 			# One caller: the path is serial and its length exact;
 			# with more, how the vCPUs interleave decides the result

@@ -29,12 +29,10 @@ has() { case " $modes " in *" $1 "*) return 0 ;; esac; return 1; }
 # (METAJOBS) is one job per vCPU, 1..N (1 and N)
 fio_guest() {
 	local name=$1 topo=$2 icount=$3 rt=$4 jobs=$5 depths=$6 metajobs=$7
-	local dir=$out/$name r m mode runs order start
+	local dir=$out/$name r m mode runs start
 	mkdir -p "$dir"
 	for ((r = 1; r <= reps; r++)); do
-		order="stock ours"
-		[ $((r % 2)) = 0 ] && order="ours stock"
-		for m in $order; do
+		for m in $(module_order "$r"); do
 			echo "module $m"
 			if [ $m = stock ]; then
 				runs="nofuse ll-stock hp-stock"

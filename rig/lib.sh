@@ -220,6 +220,12 @@ tap_result() {	# RC DESCRIPTION [LOG]
 	fi
 }
 
+# The modules of repeat R of a benchmark, taking turns going first (the
+# first phase of a boot is cold): "stock ours", then "ours stock"
+module_order() {	# R
+	if [ $(($1 % 2)) = 0 ]; then echo ours stock; else echo stock ours; fi
+}
+
 # Boot a test guest: KERNEL with the modules of MODDIR and the programs of
 # $B/tests, running PLAN-LINES (rig/guest-init.sh); its logs land in
 # $B/runs/NAME, for verdict.py.
