@@ -188,77 +188,6 @@ static void fuse_bind_publish(struct fuse_chan *fch, struct fuse_bind_map *map,
 		kvfree_rcu(old, rcu);
 }
 
-static bool fuse_bind_busy(struct fuse_bound *b)
-{
-	return READ_ONCE(b->iq.connected) && !list_empty(&b->iq.pending);
-}
-
-/* A request on @node's devices is left to whichever reader comes first */
-static void fuse_bind_hint(struct fuse_chan *fch, int node)
-{
-	if (!READ_ONCE(fch->bind_nodes[node].queued))
-		WRITE_ONCE(fch->bind_nodes[node].queued, true);
-}
-
-/* Wake one exclusive waiter of @wq, or every other one: was one woken? */
-static bool fuse_bind_wake_one(wait_queue_head_t *wq)
-{
-	/* Ordered by an smp_mb() in fuse_bind_wake() */
-	return waitqueue_active(wq) &&
-	       __wake_up(wq, TASK_NORMAL, 1, poll_to_key(EPOLLIN | EPOLLRDNORM));
-}
-
-/*
- * Wake the nearest idle reader for work on @b's queue (NULL: the shared
- * queue's) from @node: one of @b, else one of each node nearest @node
- * first, else an unbound reader, and every poller.  The readers of the
- * device bound to @busy, the CPU of a background request's issuer, which
- * may keep that CPU (readahead, async I/O), come last: woken only if no
- * other reader was.
- */
-static void fuse_bind_wake(struct fuse_chan *fch, struct fuse_bind_map *map,
-			   struct fuse_bound *b, int node, int busy)
-{
-	const int *near = map->near + node * map->nr_near;
-	unsigned int i;
-	bool mine;
-	int woken;
-
-	/*
-	 * The work is queued before the waitqueues are looked at, and a
-	 * reader is on them before it looks for work (set_current_state() in
-	 * fuse_bind_wait(), smp_mb() in fuse_dev_poll()): each sees the other,
-	 * so the lockless waitqueue_active() below misses no sleeper.
-	 */
-	smp_mb();
-	mine = b && (busy < 0 || READ_ONCE(b->cpu) != busy);
-	/* The device's own readers first, unless they wait for @busy */
-	if (mine && fuse_bind_wake_one(&b->iq.waitq))
-		return;
-	if (b) {
-		fuse_bind_hint(fch, node);
-		/* Left to the other readers: hinted before they are looked at */
-		smp_mb();
-	}
-	/* Then its pollers, which may not read it: the hint stays */
-	if (mine && fuse_bind_wake_one(&b->pollers))
-		return;
-	for (i = 0; i < map->nr_near && near[i] >= 0; i++) {
-		wait_queue_head_t *wq = &fch->bind_nodes[near[i]].waitq;
-
-		/* Ordered by an smp_mb() above */
-		if (waitqueue_active(wq) &&
-		    __wake_up(wq, TASK_NORMAL, 1, &busy))
-			return;
-	}
-	/* Ordered by an smp_mb() above */
-	woken = waitqueue_active(&fch->iq.waitq) && wake_up(&fch->iq.waitq);
-	kill_fasync(&fch->iq.fasync, SIGIO, POLL_IN);
-	/* No other reader idle: @busy's own after all */
-	if (!woken && b && busy >= 0 && !fuse_bind_wake_one(&b->iq.waitq))
-		fuse_bind_wake_one(&b->pollers);
-}
-
 /*
  * Disconnect @b's queue, so that nothing is queued there again, and move
  * what waits there to the shared queue, waking a reader for each.  If the
@@ -472,6 +401,72 @@ void fuse_bind_free(struct fuse_chan *fch)
 	kvfree(fch->bind_nodes);
 }
 
+/* A request on @node's devices is left to whichever reader comes first */
+static void fuse_bind_hint(struct fuse_chan *fch, int node)
+{
+	if (!READ_ONCE(fch->bind_nodes[node].queued))
+		WRITE_ONCE(fch->bind_nodes[node].queued, true);
+}
+
+/* Wake one exclusive waiter of @wq, or every other one: was one woken? */
+static bool fuse_bind_wake_one(wait_queue_head_t *wq)
+{
+	/* Ordered by an smp_mb() in fuse_bind_wake() */
+	return waitqueue_active(wq) &&
+	       __wake_up(wq, TASK_NORMAL, 1, poll_to_key(EPOLLIN | EPOLLRDNORM));
+}
+
+/*
+ * Wake the nearest idle reader for work on @b's queue (NULL: the shared
+ * queue's) from @node: one of @b, else one of each node nearest @node
+ * first, else an unbound reader, and every poller.  The readers of the
+ * device bound to @busy, the CPU of a background request's issuer, which
+ * may keep that CPU (readahead, async I/O), come last: woken only if no
+ * other reader was.
+ */
+static void fuse_bind_wake(struct fuse_chan *fch, struct fuse_bind_map *map,
+			   struct fuse_bound *b, int node, int busy)
+{
+	const int *near = map->near + node * map->nr_near;
+	unsigned int i;
+	bool mine;
+	int woken;
+
+	/*
+	 * The work is queued before the waitqueues are looked at, and a
+	 * reader is on them before it looks for work (set_current_state() in
+	 * fuse_bind_wait(), smp_mb() in fuse_dev_poll()): each sees the other,
+	 * so the lockless waitqueue_active() below misses no sleeper.
+	 */
+	smp_mb();
+	mine = b && (busy < 0 || READ_ONCE(b->cpu) != busy);
+	/* The device's own readers first, unless they wait for @busy */
+	if (mine && fuse_bind_wake_one(&b->iq.waitq))
+		return;
+	if (b) {
+		fuse_bind_hint(fch, node);
+		/* Left to the other readers: hinted before they are looked at */
+		smp_mb();
+	}
+	/* Then its pollers, which may not read it: the hint stays */
+	if (mine && fuse_bind_wake_one(&b->pollers))
+		return;
+	for (i = 0; i < map->nr_near && near[i] >= 0; i++) {
+		wait_queue_head_t *wq = &fch->bind_nodes[near[i]].waitq;
+
+		/* Ordered by an smp_mb() above */
+		if (waitqueue_active(wq) &&
+		    __wake_up(wq, TASK_NORMAL, 1, &busy))
+			return;
+	}
+	/* Ordered by an smp_mb() above */
+	woken = waitqueue_active(&fch->iq.waitq) && wake_up(&fch->iq.waitq);
+	kill_fasync(&fch->iq.fasync, SIGIO, POLL_IN);
+	/* No other reader idle: @busy's own after all */
+	if (!woken && b && busy >= 0 && !fuse_bind_wake_one(&b->iq.waitq))
+		fuse_bind_wake_one(&b->pollers);
+}
+
 /**
  * fuse_bind_queue - queue a request on the device its CPU maps to
  * @req: the request, with its id and req->cpu set
@@ -530,6 +525,11 @@ void fuse_bind_wake_shared(struct fuse_chan *fch)
 
 /* How often a reader looks at the other devices first, as forget_batch */
 #define FUSE_BIND_BATCH	16
+
+static bool fuse_bind_busy(struct fuse_bound *b)
+{
+	return READ_ONCE(b->iq.connected) && !list_empty(&b->iq.pending);
+}
 
 /* A device of @node's other than @own that holds a request */
 static struct fuse_bound *fuse_bind_scan(struct fuse_bind_map *map, int node,
