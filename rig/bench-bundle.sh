@@ -139,7 +139,15 @@ for nodes in 2 4; do
 	f=$chk/results/smp-4-nodes-$nodes/results.log
 	r=0
 	grep -q '^### DONE' "$f" 2>/dev/null || r=1
-	tap_result $r "its $nodes-node guest ran its whole plan" "$chk/results/smp-4-nodes-$nodes/qemu.log"
+	g=$chk/results/smp-4-nodes-$nodes
+	# A first boot that never reached the plan was booted again: say why
+	[ ! -d "$g.failed" ] || { cat "$g.failed/qemu.log"
+		tail -n 15 "$g.failed/console.log"; } 2>&1 |
+		sed "s/^/# $nodes-node guest, first boot: /"
+	# what QEMU said, then how far the plan and the kernel got
+	[ $r = 0 ] || { cat "$g/qemu.log"; tail -n 4 "$g/results.log"
+		tail -n 15 "$g/console.log"; } > "$chk/why-$nodes" 2>&1
+	tap_result $r "its $nodes-node guest ran its whole plan" "$chk/why-$nodes"
 	r=0
 	grep -q '^### EXIT 0' "$f" 2>/dev/null && ! grep -q '^### EXIT [^0]' "$f" || r=1
 	tap_result $r "every fuse_bench run of the $nodes-node guest exited 0" "$f"
@@ -152,6 +160,7 @@ for nodes in 2 4; do
 		grep -qE '^\| getattr \| [0-9]+ \| go-node \| - \| [0-9]+ \| [0-9.]+x \|' || r=1
 	tap_result $r "and go-fuse's bound-by-node row, with a ratio to stock go-fuse" "$chk/results/results.md"
 done
+rm -rf "$B/runs/bundle"
 mkdir -p "$B/runs/bundle"
 cp -r "$chk/results"/. "$B/runs/bundle/" 2>/dev/null || true
 cp "$chk/run.log" "$B/runs/bundle/run.log" 2>/dev/null || true
