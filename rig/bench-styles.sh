@@ -7,7 +7,9 @@
 # build/bench/styles/results.md and prints it.
 # Environment: STYLES_OPS (stat() calls per run, 300), STYLES_REPEATS
 # (runs per cell, 3), STYLES_ONLY (one style, e.g. sigio), STYLES_TOPO
-# (2node).
+# (2node), STYLES_ICOUNT (1: on QEMU's instruction clock, one host thread
+# running the vCPUs in turn, where a round trip is the instructions of
+# every vCPU on the way, 1 ns each, and the host's load does not count).
 . "$(dirname "$0")/lib.sh"
 
 bench_build
@@ -21,12 +23,14 @@ printf '%s\n' "module stock" "run 1800 fuse_styles_bench -u -n $ops -r $reps $on
 	"module ours" "run 1800 fuse_styles_bench -n $ops -r $reps $only" > "$dir/plan"
 "$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
 	"$B/modules-bench" "$B/tests"
-"$TOP/rig/guest.sh" "$B/kernel-bench/arch/x86/boot/bzImage" \
-	"$dir/initramfs.cpio.gz" "$dir" "${STYLES_TOPO:-2node}" 3600
+GUEST_ICOUNT=${STYLES_ICOUNT:-0} "$TOP/rig/guest.sh" \
+	"$B/kernel-bench/arch/x86/boot/bzImage" "$dir/initramfs.cpio.gz" \
+	"$dir" "${STYLES_TOPO:-2node}" 3600
 grep -q '^### DONE' "$dir/results.log" || die "the guest did not finish: see $dir/console.log"
 
 python3 - "$dir/results.log" "$dir/host.txt" "$ops" "$reps" \
 	"$(git -C "$TOP" rev-parse --short HEAD)" > "$dir/results.md" <<'PY'
+import os
 import sys
 rows, mod = {}, None
 for line in open(sys.argv[1], errors="replace"):
@@ -36,6 +40,9 @@ for line in open(sys.argv[1], errors="replace"):
     elif len(f) == 5 and f[0] != "style" and mod:
         rows.setdefault(f[0], {})[(mod, f[1])] = f[2:]
 host = dict(l.split(None, 1) for l in open(sys.argv[2]) if " " in l)
+if os.environ.get("STYLES_ICOUNT") == "1":
+    print("On QEMU's instruction clock (1 ns per guest instruction, "
+          "the vCPUs in turn on one host thread).\n")
 print("Round trip of %s stat() calls in a row from one thread pinned to "
       "CPU 1, one reader per clone pinned to its CPU, one clone per CPU; "
       "the median of %s runs' medians, µs; own CPU: the share read on the "
