@@ -55,8 +55,9 @@ struct fsrv_uring;
  *   FSRV_SIGIO     O_ASYNC: wait for SIGIO, then read() until EAGAIN
  *   FSRV_SPLICE    splice() from the fd into a pipe, then read the pipe
  *   FSRV_WORKER    read() on a blocking fd, and hand each request to a
- *                  worker thread of the reader's (not pinned), which
- *                  writes the reply while the reader reads on
+ *                  worker thread of the reader's, which writes the reply
+ *                  while the reader reads on; started by the reader, it
+ *                  runs where the reader may (a pinned reader's, on its CPU)
  * The styles that read until EAGAIN set O_NONBLOCK on the fd.
  */
 enum fsrv_style {
