@@ -13,7 +13,10 @@
 # "unbound"; "unbound uring" adds FUSE-over-io-uring on stock, where the
 # base has it), PATHPROF_OUT (build/pathprof),
 # PATHPROF_OURS (another build of our fuse.ko for the benchmark kernel, to
-# profile a variant against stock).
+# profile a variant against stock), PATHPROF_STYLE (a reader style of
+# fuse_styles_bench, e.g. worker: its stat() round trips instead, from
+# one caller on CPU 1, PATHPROF_OPS of them and as many to warm up;
+# stock unbound, ours unbound and bound).
 . "$(dirname "$0")/lib.sh"
 
 bench_build
@@ -36,19 +39,29 @@ mark=$(awk '$3 == "__x64_sys_sync" { print $1 }' "$map")
 [ -n "$mark" ] || die "no __x64_sys_sync in $map"
 
 # sync(2) marks the end of each stretch: boot, then one per workload
+work() {	# MODE
+	if [ -z "${PATHPROF_STYLE:-}" ]; then
+		echo "run 600 fuse_bench $1 $wl 1 $ops"
+	else
+		echo "run 600 fuse_styles_bench -$([ "$1" = bound ] && echo b || echo u) -s $PATHPROF_STYLE -n $ops -r 1"
+	fi
+}
+if [ -n "${PATHPROF_STYLE:-}" ]; then
+	smodes=unbound modes="unbound bound"
+fi
 {
 	echo "module stock"
 	echo "sh 60 grep -E '\\[fuse\\]' /proc/kallsyms"
 	echo "sh 60 sync"
 	for m in $smodes; do
-		echo "run 600 fuse_bench $m $wl 1 $ops"
+		work "$m"
 		echo "sh 60 sync"
 	done
 	echo "module ours"
 	echo "sh 60 grep -E '\\[fuse\\]' /proc/kallsyms"
 	echo "sh 60 sync"
 	for m in $modes; do
-		echo "run 600 fuse_bench $m $wl 1 $ops"
+		work "$m"
 		echo "sh 60 sync"
 	done
 } > "$out/plan"
@@ -63,6 +76,9 @@ fi
 GUEST_ICOUNT=1 GUEST_QEMU_EXTRA="-plugin $out/insncount.so,mark=$mark,out=$out/counts" \
 	"$TOP/rig/guest.sh" "$B/kernel-bench/arch/x86/boot/bzImage" \
 	"$out/initramfs.cpio.gz" "$out" "smp=2 nodes=1" 3600
-python3 "$TOP/rig/pathprof.py" "$out" "$map" "$ops" \
+# a style's run is its warm-up and the run: twice PATHPROF_OPS
+per=$ops
+[ -z "${PATHPROF_STYLE:-}" ] || per=$((2 * ops))
+python3 "$TOP/rig/pathprof.py" "$out" "$map" "$per" \
 	$(for m in $smodes; do echo "stock:$m"; done) \
 	$(for m in $modes; do echo "ours:$m"; done) | tee "$out/profile.md"

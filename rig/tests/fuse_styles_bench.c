@@ -4,7 +4,7 @@
  * wait (fuse_srv's reader styles), through one clone per CPU with one
  * reader pinned on each, the clones unbound and bound to their CPUs.
  *
- * usage: fuse_styles_bench [-n OPS] [-c CPU] [-r REPEATS] [-s STYLE] [-u]
+ * usage: fuse_styles_bench [-n OPS] [-c CPU] [-r REPEATS] [-s STYLE] [-u|-b]
  *   -n  stat() calls per run (default 400), from one thread pinned to
  *       CPU -c (default 1), one at a time
  *   -r  runs per cell (default 3); the cell is the run with the median
@@ -12,6 +12,7 @@
  *       unbound, unbound, bound, ...
  *   -s  this style only (fuse_srv's name: blocking, poll, ..., worker)
  *   -u  unbound clones only (stock fuse.ko, which has no FUSE_DEV_IOC_BIND)
+ *   -b  bound clones only (to profile one mode: make pathprof's counts)
  *
  * One TSV line per style and mode:
  *   style mode median_us p90_us own_cpu_pct
@@ -102,11 +103,11 @@ static int cmp_cell(const void *a, const void *b)
 int main(int argc, char **argv)
 {
 	int ops = 400, cpu = 1, repeats = 3, opt, m, r;
-	bool unbound_only = false;
+	bool unbound_only = false, bound_only = false;
 	const char *only = NULL;
 	enum fsrv_style s;
 
-	while ((opt = getopt(argc, argv, "n:c:r:s:u")) != -1) {
+	while ((opt = getopt(argc, argv, "n:c:r:s:ub")) != -1) {
 		switch (opt) {
 		case 'n':
 			ops = atoi(optarg);
@@ -123,8 +124,11 @@ int main(int argc, char **argv)
 		case 'u':
 			unbound_only = true;
 			break;
+		case 'b':
+			bound_only = true;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [-n OPS] [-c CPU] [-r N] [-s STYLE] [-u]\n",
+			fprintf(stderr, "usage: %s [-n OPS] [-c CPU] [-r N] [-s STYLE] [-u|-b]\n",
 				argv[0]);
 			return 2;
 		}
@@ -145,17 +149,18 @@ int main(int argc, char **argv)
 		struct cell c[2][9] = {}, warm;
 		int n[2] = {}, order;
 
-		run(s, 0, ops, cpu, &warm);
+		run(s, bound_only, ops, cpu, &warm);
 		for (r = 0; r < repeats && r < 9; r++) {
 			for (order = 0; order < 2; order++) {
-				m = unbound_only ? 0 : (r + order + 1) % 2;
-				if (unbound_only && order)
+				m = unbound_only ? 0 : bound_only ? 1 :
+				    (r + order + 1) % 2;
+				if ((unbound_only || bound_only) && order)
 					break;
 				if (!run(s, m, ops, cpu, &c[m][n[m]]))
 					n[m]++;
 			}
 		}
-		for (m = 0; m < (unbound_only ? 1 : 2); m++) {
+		for (m = bound_only; m < (unbound_only ? 1 : 2); m++) {
 			if (!n[m]) {
 				printf("%s\t%s\tfailed\n", fsrv_style_name[s],
 				       m ? "bound" : "unbound");
