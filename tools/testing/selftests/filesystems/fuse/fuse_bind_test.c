@@ -1064,6 +1064,93 @@ TEST(lone_clone_serves_its_cpus_background_requests)
 	rmdir(mnt);
 }
 
+/*
+ * A request whose clone's reader sleeps is left to that reader: another
+ * reader looks at a device's queue only where its node's hint says that
+ * work was left to others.  Clones bound to CPUs 0 and 1 of one node; CPU
+ * 1's clone is read by a thread that spins on non-blocking reads and
+ * never sleeps.  NEAR_N stat() calls from CPU 0, each once CPU 0's reader
+ * sleeps, are all read by that reader, none by the spinner.
+ */
+struct spinner {
+	struct fsrv *srv;
+	int lookups;		/* "left-" LOOKUPs it read */
+	bool stop;
+};
+
+static void *spinner_run(void *p)
+{
+	struct spinner *pl = p;
+	struct fsrv *srv = pl->srv;
+	struct fuse_in_header *in;
+	char *buf = malloc(FSRV_BUFSIZE);
+	ssize_t n;
+
+	pin_to_cpu(1);
+	while (buf && !__atomic_load_n(&pl->stop, __ATOMIC_ACQUIRE)) {
+		n = read(srv->fds[2], buf, FSRV_BUFSIZE);
+		if (n < (ssize_t)sizeof(*in))
+			continue;
+		in = (void *)buf;
+		if (in->opcode == FUSE_LOOKUP && !strncmp((char *)(in + 1),
+							  "left-", 5))
+			pl->lookups++;
+		fsrv_handle(srv, 2, in, in + 1);
+	}
+	free(buf);
+	return NULL;
+}
+
+TEST(other_readers_leave_a_woken_readers_request)
+{
+	static const struct binding l[] = { CPU(0) };
+	struct spinner pl = { 0 };
+	int i, all = 0, by_own = 0;
+	char mnt[64], path[96];
+	struct fsrv srv;
+	pthread_t thr;
+	struct stat st;
+	const char *why;
+	size_t k;
+
+	if (nr_cpus_online() < 2 || cpu_node(0) != cpu_node(1))
+		SKIP(return, "needs CPUs 0 and 1 on one node");
+	snprintf(mnt, sizeof(mnt), "/tmp/left-%d", getpid());
+	why = serve_layout(_metadata, &srv, mnt, l, 1, 1);
+	if (why)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(2, fsrv_clone(&srv));
+	ASSERT_EQ(0, fsrv_bind(&srv, 2, FUSE_DEV_BIND_CPU, 1, -1));
+	fcntl(srv.fds[2], F_SETFL, O_NONBLOCK);
+	srv.reading[2] = true;
+	pl.srv = &srv;
+	ASSERT_EQ(0, pthread_create(&thr, NULL, spinner_run, &pl));
+	ASSERT_EQ(0, pin_to_cpu(0));
+	for (i = 0; i < NEAR_N; i++) {
+		ASSERT_EQ(0, fsrv_wait_asleep(srv.tid[0], 10000));
+		snprintf(path, sizeof(path), "%s/left-%d", mnt, i);
+		ASSERT_EQ(0, stat(path, &st));
+	}
+	__atomic_store_n(&pl.stop, true, __ATOMIC_RELEASE);
+	pthread_join(thr, NULL);
+	pthread_mutex_lock(&srv.lock);
+	for (k = 0; k < srv.nlog; k++) {
+		const struct fsrv_rec *r = &srv.log[k];
+
+		if (r->opcode != FUSE_LOOKUP || strncmp(r->name, "left-", 5))
+			continue;
+		all++;
+		by_own += r->fd_idx == 1;
+	}
+	pthread_mutex_unlock(&srv.lock);
+	TH_LOG("%d of %d read by CPU 0's reader, %d by CPU 1's spinner",
+	       by_own, NEAR_N, pl.lookups);
+	EXPECT_EQ(NEAR_N, by_own);
+	EXPECT_EQ(0, pl.lookups);
+	fsrv_destroy(&srv);
+	rmdir(mnt);
+}
+
 /* ---------------------------------------------------------------- */
 
 /*
