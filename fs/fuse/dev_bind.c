@@ -640,9 +640,10 @@ bool fuse_bind_pending(struct fuse_dev *fud)
 		return true;
 	rcu_read_lock();
 	map = rcu_dereference(fch->bind_map);
+	/* The queues after the hint, which is set after the work is queued */
 	for (node = 0, found = false; map && !found && node < nr_node_ids;
 	     node++)
-		found = READ_ONCE(fch->bind_nodes[node].queued) &&
+		found = smp_load_acquire(&fch->bind_nodes[node].queued) &&
 			fuse_bind_scan(map, node, NULL, 0);
 	rcu_read_unlock();
 	return found;
