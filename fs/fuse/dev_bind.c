@@ -640,11 +640,12 @@ bool fuse_bind_pending(struct fuse_dev *fud)
 		return true;
 	rcu_read_lock();
 	map = rcu_dereference(fch->bind_map);
-	/* The queues after the hint, which is set after the work is queued */
 	for (node = 0, found = false; map && !found && node < nr_node_ids;
-	     node++)
+	     node++) {
+		/* Pairs with the smp_mb() of fuse_bind_wake() before the hint */
 		found = smp_load_acquire(&fch->bind_nodes[node].queued) &&
 			fuse_bind_scan(map, node, NULL, 0);
+	}
 	rcu_read_unlock();
 	return found;
 }

@@ -1080,21 +1080,21 @@ struct spinner {
 
 static void *spinner_run(void *p)
 {
-	struct spinner *pl = p;
-	struct fsrv *srv = pl->srv;
+	struct spinner *sp = p;
+	struct fsrv *srv = sp->srv;
 	struct fuse_in_header *in;
 	char *buf = malloc(FSRV_BUFSIZE);
 	ssize_t n;
 
 	pin_to_cpu(1);
-	while (buf && !__atomic_load_n(&pl->stop, __ATOMIC_ACQUIRE)) {
+	while (buf && !__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE)) {
 		n = read(srv->fds[2], buf, FSRV_BUFSIZE);
 		if (n < (ssize_t)sizeof(*in))
 			continue;
 		in = (void *)buf;
 		if (in->opcode == FUSE_LOOKUP && !strncmp((char *)(in + 1),
 							  "left-", 5))
-			pl->lookups++;
+			sp->lookups++;
 		fsrv_handle(srv, 2, in, in + 1);
 	}
 	free(buf);
@@ -1104,8 +1104,8 @@ static void *spinner_run(void *p)
 TEST(other_readers_leave_a_woken_readers_request)
 {
 	static const struct binding l[] = { CPU(0) };
-	struct spinner pl = { 0 };
-	int i, all = 0, by_own = 0;
+	struct spinner sp = { 0 };
+	int i, by_own = 0;
 	char mnt[64], path[96];
 	struct fsrv srv;
 	pthread_t thr;
@@ -1123,15 +1123,15 @@ TEST(other_readers_leave_a_woken_readers_request)
 	ASSERT_EQ(0, fsrv_bind(&srv, 2, FUSE_DEV_BIND_CPU, 1, -1));
 	fcntl(srv.fds[2], F_SETFL, O_NONBLOCK);
 	srv.reading[2] = true;
-	pl.srv = &srv;
-	ASSERT_EQ(0, pthread_create(&thr, NULL, spinner_run, &pl));
+	sp.srv = &srv;
+	ASSERT_EQ(0, pthread_create(&thr, NULL, spinner_run, &sp));
 	ASSERT_EQ(0, pin_to_cpu(0));
 	for (i = 0; i < NEAR_N; i++) {
 		ASSERT_EQ(0, fsrv_wait_asleep(srv.tid[0], 10000));
 		snprintf(path, sizeof(path), "%s/left-%d", mnt, i);
 		ASSERT_EQ(0, stat(path, &st));
 	}
-	__atomic_store_n(&pl.stop, true, __ATOMIC_RELEASE);
+	__atomic_store_n(&sp.stop, true, __ATOMIC_RELEASE);
 	pthread_join(thr, NULL);
 	pthread_mutex_lock(&srv.lock);
 	for (k = 0; k < srv.nlog; k++) {
@@ -1139,14 +1139,13 @@ TEST(other_readers_leave_a_woken_readers_request)
 
 		if (r->opcode != FUSE_LOOKUP || strncmp(r->name, "left-", 5))
 			continue;
-		all++;
 		by_own += r->fd_idx == 1;
 	}
 	pthread_mutex_unlock(&srv.lock);
 	TH_LOG("%d of %d read by CPU 0's reader, %d by CPU 1's spinner",
-	       by_own, NEAR_N, pl.lookups);
+	       by_own, NEAR_N, sp.lookups);
 	EXPECT_EQ(NEAR_N, by_own);
-	EXPECT_EQ(0, pl.lookups);
+	EXPECT_EQ(0, sp.lookups);
 	fsrv_destroy(&srv);
 	rmdir(mnt);
 }
