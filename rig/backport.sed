@@ -9,4 +9,5 @@ s/fud->chan\b/fud->fc/g
 s/fuse_conn_get_id\(req->chan->conn\)/req->fm->fc->dev/g
 s/req->chan\b/req->fm->fc/g
 /^#include "dev.h"$/d
+/^#include "args.h"$/d
 s/^#include "fuse_dev_i.h"$/#include "fuse_i.h"/

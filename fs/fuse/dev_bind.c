@@ -19,6 +19,7 @@
  * See Documentation/filesystems/fuse/fuse-clone-queues.rst.
  */
 
+#include "args.h"
 #include "dev.h"
 #include "fuse_dev_i.h"
 
@@ -421,8 +422,8 @@ static bool fuse_bind_wake_one(wait_queue_head_t *wq)
  * queue's) from @node: one of @b, else one of each node nearest @node
  * first, else an unbound reader, and every poller.  The readers of the
  * device bound to @busy, the CPU of a background request's issuer, which
- * may keep that CPU (readahead, async I/O), come last: woken only if no
- * other reader was.
+ * may keep that CPU (readahead, async I/O; not a direct I/O that it waits
+ * for), come last: woken only if no other reader was.
  */
 static void fuse_bind_wake(struct fuse_chan *fch, struct fuse_bind_map *map,
 			   struct fuse_bound *b, int node, int busy)
@@ -495,8 +496,8 @@ bool fuse_bind_queue(struct fuse_req *req)
 	}
 	if (queued)
 		fuse_bind_wake(fch, map, b, READ_ONCE(b->node),
-			       test_bit(FR_BACKGROUND, &req->flags) ?
-			       req->cpu : -1);
+			       test_bit(FR_BACKGROUND, &req->flags) &&
+			       !req->args->awaited ? req->cpu : -1);
 	rcu_read_unlock();
 	return queued;
 }

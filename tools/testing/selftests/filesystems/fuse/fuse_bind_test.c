@@ -1033,6 +1033,41 @@ TEST_F_TIMEOUT(nearest, async_direct_reads_skip_the_issuing_cpu, 120)
 	EXPECT_EQ(AIO_DEPTH * AIO_ROUNDS, reads);
 }
 
+#define WAITED_READS	32
+
+/*
+ * Direct pread()s from CPU 1 of a file opened without FOPEN_DIRECT_IO:
+ * async direct I/O sends each as a background request, but its issuer
+ * waits for it at once, so CPU 1's readers, two of them and one always
+ * asleep, read it first.
+ */
+TEST_F_TIMEOUT(nearest, waited_direct_reads_stay_on_the_issuing_cpu, 120)
+{
+	int fd, i, reads, on_cpu1;
+	char path[96], *buf;
+	size_t j;
+
+	if (self->skip)
+		SKIP(return, "%s", self->skip);
+	buf = aligned_alloc(4096, 4096);
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, pin_to_cpu(1));
+	snprintf(path, sizeof(path), "%s/big-waited", self->mnt);
+	fd = open(path, O_RDONLY | O_DIRECT);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < WAITED_READS; i++) {
+		ASSERT_EQ(4096, pread(fd, buf, 4096, i * 4096));
+		for (j = 0; j < 4096; j++)
+			ASSERT_EQ((char)('a' + (i * 4096 + j) % 26), buf[j]);
+	}
+	close(fd);
+	free(buf);
+	reads = count_reads(&self->srv, 1, &on_cpu1);
+	TH_LOG("%d of %d READs read on CPU 1", on_cpu1, reads);
+	EXPECT_EQ(WAITED_READS, reads);
+	EXPECT_LE(reads * 3, on_cpu1 * 4);
+}
+
 /*
  * One clone, bound to CPU 1, with one reader, and nothing else reading:
  * readahead from CPU 1, background requests that wake the readers of
