@@ -47,7 +47,7 @@ plan() {	# NCPU
 	for ((r = 1; r <= reps; r++)); do
 		for m in $(module_order "$r"); do
 			echo "module $m"
-			for wl in getattr read open create; do
+			for wl in getattr read dread open create; do
 				threads="1 $ncpu"
 				[ $wl = getattr ] && threads=$(thread_counts "$ncpu")
 				for t in $threads; do
@@ -97,7 +97,7 @@ if [ "${BENCH_ICOUNT:-1}" = 1 ]; then
 			echo "module $m"
 			# One caller: the path is serial and its length exact;
 			# with more, how the vCPUs interleave decides the result
-			for wl in getattr read open create; do
+			for wl in getattr read dread open create; do
 				for mode in single unbound bound; do
 					[ $m = stock ] && [ $mode = bound ] && continue
 					echo "run 600 fuse_bench $mode $wl 1 $ops"

@@ -174,6 +174,7 @@ def host_line(rundir):
 
 
 WL_REQS = {"getattr": "GETATTR", "read": "READ",
+           "dread": "READ in the background, its caller waiting",
            "open": "OPEN, FLUSH, RELEASE",
            "create": "LOOKUP, CREATE, FLUSH, RELEASE, UNLINK"}
 

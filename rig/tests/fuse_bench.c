@@ -15,6 +15,9 @@
  *                        thread pinned there; forgets on the mount fd
  *     WORKLOAD: getattr  fstat() of an open file (GETATTR, attr timeout 0)
  *               read     4 KiB pread() of a direct-io file (READ)
+ *               dread    4 KiB O_DIRECT pread() of a page-cached file,
+ *                        async direct I/O on: a background READ that its
+ *                        caller waits for
  *               open     open() + close() (OPEN, FLUSH, RELEASE)
  *               create   creat() + unlink() (LOOKUP, CREATE, FLUSH,
  *                        RELEASE, UNLINK)
@@ -123,7 +126,7 @@ static double now_us(void)
 static void *work(void *p)
 {
 	struct worker *w = p;
-	char path[160], buf[4096];
+	char path[160], buf[4096] __attribute__((aligned(4096)));
 	struct stat st;
 	double t_start;
 	int fd = -1;
@@ -132,8 +135,14 @@ static void *work(void *p)
 	w->err = pin_to_cpu(w->cpu);
 	tid_cpu[gettid() % MAX_TID] = w->cpu + 1;
 	snprintf(path, sizeof(path), "%s/b%d", w->mnt, w->cpu);
-	if (!strcmp(w->workload, "getattr") || !strcmp(w->workload, "read") ||
-	    !strcmp(w->workload, "mixed")) {
+	if (!strcmp(w->workload, "dread")) {
+		snprintf(path, sizeof(path), "%s/big-b%d", w->mnt, w->cpu);
+		fd = open(path, O_RDONLY | O_DIRECT);
+		if (fd < 0)
+			w->err = errno;
+	} else if (!strcmp(w->workload, "getattr") ||
+		   !strcmp(w->workload, "read") ||
+		   !strcmp(w->workload, "mixed")) {
 		fd = open(path, O_RDONLY);
 		if (fd < 0)
 			w->err = errno;
@@ -157,6 +166,9 @@ static void *work(void *p)
 			r = fstat(fd, &st);
 		} else if (!strcmp(w->workload, "read")) {
 			r = pread(fd, buf, sizeof(buf), 0) == 4096 ? 0 : -1;
+		} else if (!strcmp(w->workload, "dread")) {
+			r = pread(fd, buf, sizeof(buf), i % 256 * 4096) == 4096 ?
+			    0 : -1;
 		} else if (!strcmp(w->workload, "open")) {
 			int f = open(path, O_RDONLY);
 
@@ -304,7 +316,7 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "pipe"))
 		return pipe_bench(argv[2], atol(argv[3]));
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s single|unbound|bound|node|uring getattr|read|open|create|mixed THREADS OPS\n"
+		fprintf(stderr, "usage: %s single|unbound|bound|node|uring getattr|read|dread|open|create|mixed THREADS OPS\n"
 			"       %s pipe same|cross OPS\n", argv[0], argv[0]);
 		return 2;
 	}
@@ -337,8 +349,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: io-uring: %s\n", argv[0], fsrv_uring_missing(NULL));
 		return 77;
 	}
-	if (fsrv_mount_opts(&srv, "/tmp/bench", uring ? &(struct fsrv_opts){
-			.io_uring = true, .max_background = 64 } : NULL)) {
+	if (fsrv_mount_opts(&srv, "/tmp/bench", &(struct fsrv_opts){
+			.io_uring = uring, .max_background = 64,
+			.init_flags = strcmp(workload, "dread") ? 0 :
+				      FUSE_ASYNC_DIO })) {
 		perror("mount");
 		return 1;
 	}
