@@ -13,6 +13,11 @@
 # Then the slow-request workload (fuse_bench mixed: 1 request in 100 held
 # 20 ms) on the instruction clock without the plugin, at LINES_MIXED_TOPOS,
 # where a held request is a sleep that costs no host time.
+# Then the same workload saturated under the plugin, at LINES_SAT_TOPOS:
+# fuse_bench mixed, four callers per CPU, stock against ours unbound, bound
+# by CPU and by node (no io-uring, no go-fuse), for the transfers per
+# request, the cross-node ones, and those of the connection-wide input
+# queue's lines.
 # Writes build/bench-lines/results.md.  Each run is made LINES_RUNS (3)
 # times in the boot, and the tables give the median and the spread.
 #
@@ -22,7 +27,8 @@
 # round four vCPUs) on a 4-vCPU 2-node guest, their counts against what
 # the model must count (rig/lines.py check), and a second boot that must
 # count exactly the same, as TAP.
-# Environment: LINES_TOPOS (the machines, "smp=N nodes=M|..."),
+# Environment: LINES_TOPOS (the machines, "smp=N nodes=M|..."; "none":
+# no idle workload),
 # LINES_REQS (requests per run, 1000), LINES_RUNS (3), LINES_REPEAT (1,
 # the default: boot the first machine twice, and say whether the second
 # boot counted the same; 0: once),
@@ -30,18 +36,25 @@
 # the mount fd alone on stock and ours, clones unbound and bound by node
 # and by CPU on ours; 0: not),
 # LINES_MIXED_TOPOS ("smp=4 nodes=2|smp=8 nodes=2"; "none": not run),
-# LINES_MIXED_OPS (operations per caller, 300), LINES_NODE (1: ours bound
+# LINES_MIXED_OPS (operations per caller, 300),
+# LINES_SAT_TOPOS (the saturated workload under the plugin, "smp=8
+# nodes=2|smp=32 nodes=4"; "none": not run), LINES_SAT_OPS (operations
+# per caller, 100: each caller holds one request), LINES_NODE (1: ours bound
 # by node too, a clone and one reader per node), LINES_PROBE (1: the
 # probe's boot, the model's check and one caller's path lengths; 0: not),
 # LINES_AB (another build of our fuse.ko: a change under test, or the
 # series before one; the run is then an A/B of the bound modes alone,
 # ours against it, in one boot, its rows "other bound" and "other node"),
-# LINES_OUT.
+# LINES_BUILD (1; 0: build nothing, boot the kernel, modules and tests
+# already in build/), LINES_OUT.
 . "$(dirname "$0")/lib.sh"
 
 IFS='|' read -r -a topos <<< "${LINES_TOPOS:-smp=4 nodes=1|smp=4 nodes=2|smp=8 nodes=2|smp=8 nodes=4|smp=16 nodes=2|smp=16 nodes=4|smp=32 nodes=2|smp=32 nodes=4}"
 IFS='|' read -r -a mixed_topos <<< "${LINES_MIXED_TOPOS:-smp=4 nodes=2|smp=8 nodes=2}"
 [ "${LINES_MIXED_TOPOS:-}" = none ] && mixed_topos=()
+[ "${LINES_TOPOS:-}" = none ] && topos=()
+IFS='|' read -r -a sat_topos <<< "${LINES_SAT_TOPOS:-smp=8 nodes=2|smp=32 nodes=4}"
+[ "${LINES_SAT_TOPOS:-}" = none ] && sat_topos=()
 reqs=${LINES_REQS:-1000}
 out=${LINES_OUT:-$B/bench-lines}
 what=${1:-bench}
@@ -49,7 +62,7 @@ what=${1:-bench}
 if [ "$what" = check ]; then
 	"$TOP/rig/kernel.sh" bench "$TOP/rig/bench.config"
 	out=$B/lines-check
-else
+elif [ "${LINES_BUILD:-1}" = 1 ]; then
 	bench_build
 	"$TOP/rig/selftests.sh"
 	[ "${LINES_GOFUSE:-1}" != 1 ] || "$TOP/rig/gofuse.sh" bench
@@ -181,12 +194,21 @@ modes_of() {	# stock|ours|ab
 # finds first depends on how the vCPUs interleave, and QEMU's instruction
 # clock is not deterministic once its I/O thread injects an event, so the
 # tables give the median and the spread of the runs
-lines_plan() {	# CPUS
+# With "sat", the saturated workload: fuse_bench mixed, four callers per
+# CPU, each holding one request in 100 (no io-uring, no go-fuse)
+lines_plan() {	# CPUS [sat]
 	local cpus=$1 m mode wl callers t ops r
 	for m in $(lines_modules); do
 		echo "module $m"
 		echo "sh 60 grep -E '\\[fuse\\]' /proc/kallsyms"
 		for ((r = 1; r <= ${LINES_RUNS:-3}; r++)); do
+			if [ "${2:-}" = sat ]; then
+				for mode in $(modes_of $m); do
+					[ $mode = uring ] ||
+						echo "sh 900 FUSE_BENCH_MARK=1 fuse_bench $mode mixed $((4 * cpus)) ${LINES_SAT_OPS:-100}"
+				done
+				continue
+			fi
 			for wl in getattr read; do
 				for callers in 1 2; do
 					t=$((callers * cpus))
@@ -207,7 +229,7 @@ lines_plan() {	# CPUS
 
 dirs=()
 first=1
-for topo in "${topos[@]}"; do
+for topo in ${topos[@]+"${topos[@]}"}; do
 	eval "$topo"	# smp= nodes=
 	name=smp-$smp-nodes-$nodes
 	boots=1
@@ -222,6 +244,18 @@ for topo in "${topos[@]}"; do
 		log "$name: $(cat "$dir/seconds") s"
 		[ $b = 1 ] && dirs+=("$dir")
 	done
+done
+
+# The saturated workload under the plugin
+sdirs=()
+for topo in ${sat_topos[@]+"${sat_topos[@]}"}; do
+	eval "$topo"
+	dir=$out/sat-smp-$smp-nodes-$nodes
+	mkdir -p "$dir"
+	lines_plan "$smp" sat > "$dir/plan"
+	lines_guest "$dir" "$topo" "$dir/plan"
+	log "sat-smp-$smp-nodes-$nodes: $(cat "$dir/seconds") s"
+	sdirs+=("$dir")
 done
 
 # The slow-request workload on the instruction clock, no plugin
@@ -243,13 +277,14 @@ done
 
 if [ "${LINES_PROBE:-1}" = 1 ]; then
 	python3 "$TOP/rig/lines.py" check "$out/probe" "$out/tests/lines_probe" > "$out/probe.tap" || true
-	python3 "$TOP/rig/lines.py" report "$out/results.md" "$map" "${dirs[@]}" \
-		--pathlen "$out/probe" ${mdirs[@]+--mixed "${mdirs[@]}"}
+	python3 "$TOP/rig/lines.py" report "$out/results.md" "$map" ${dirs[@]+"${dirs[@]}"} \
+		--pathlen "$out/probe" ${sdirs[@]+--sat "${sdirs[@]}"} \
+		${mdirs[@]+--mixed "${mdirs[@]}"}
 	echo "The model's check (lines_probe): $(grep -c '^ok' "$out/probe.tap") of $(grep -c -E '^(not )?ok' "$out/probe.tap") cases exact." |
 		tee -a "$out/results.md"
 else
-	python3 "$TOP/rig/lines.py" report "$out/results.md" "$map" "${dirs[@]}" \
-		${mdirs[@]+--mixed "${mdirs[@]}"}
+	python3 "$TOP/rig/lines.py" report "$out/results.md" "$map" ${dirs[@]+"${dirs[@]}"} \
+		${sdirs[@]+--sat "${sdirs[@]}"} ${mdirs[@]+--mixed "${mdirs[@]}"}
 	echo "No probe boot (LINES_PROBE=0): the model's check did not run." |
 		tee -a "$out/results.md"
 fi

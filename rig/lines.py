@@ -8,15 +8,17 @@ usage: lines.py same DIR AGAIN       how many measured runs of two boots
                                      the lines_probe cases of DIR, as TAP;
                                      with AGAIN, a second boot of the same
                                      plan, whose counts must be DIR's
-       lines.py report OUT SYSTEM.MAP DIR... [--pathlen DIR] [--mixed DIR...]
-                                     the tables of make bench-lines, the
-                                     projection, and the slow-request table
+       lines.py report OUT SYSTEM.MAP DIR... [--pathlen DIR] [--sat DIR...]
+                [--mixed DIR...]     the tables of make bench-lines, the
+                                     projection, the saturated workload's
+                                     table and the slow-request table
 
 A guest DIR holds plan, results.log and lines.N: one file per stretch
 between two marks.  Every plan entry that marks (fuse_bench with
 FUSE_BENCH_MARK=1, lines_probe) cuts two marks, just before and just after
 what it measures, so the k-th such entry measured lines.(2k+1).  A report
-DIR's name is its topology ("smp-8-nodes-2"); its plan loads "module stock"
+DIR's name is its topology ("smp-8-nodes-2", "sat-smp-8-nodes-2" for the
+saturated workload); its plan loads "module stock"
 (or "module ab", LINES_AB) and "module ours", each followed by a dump of
 the module's kallsyms.
 """
@@ -28,10 +30,13 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_report import FIELDS, MIXED  # noqa: E402
 from pathprof import Resolver, load_map, module_syms  # noqa: E402
 
 KINDS = ("ld_same", "ld_cross", "st_same", "st_cross")
-KERNEL = 0xffff800000000000
+# The kernel's half with 5-level paging (its direct map at
+# 0xff11000000000000) as with 4 levels (at 0xffff888000000000)
+KERNEL = 0xff00000000000000
 
 
 def read_counts(path):
@@ -185,7 +190,7 @@ def check(d, probe, again=None):
 # --- make bench-lines ---
 
 def topo_of(name):
-    m = re.match(r"smp-(\d+)-nodes-(\d+)", name)
+    m = re.search(r"smp-(\d+)-nodes-(\d+)", name)
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
@@ -212,9 +217,11 @@ class Naming:
         elif vaddr >= 0xffffffff80000000 and self.data_addrs:
             i = bisect.bisect_right(self.data_addrs, vaddr) - 1
             where = "static %s" % self.data_names[i] if i >= 0 else "kernel image"
-        elif 0xffffc90000000000 <= vaddr < 0xffffe90000000000:
+        elif (0xffffc90000000000 <= vaddr < 0xffffe90000000000 or
+              0xffa0000000000000 <= vaddr < 0xffd2000000000000):
             where = "vmalloc (task stack)"
-        elif 0xffff888000000000 <= vaddr < 0xffffc88000000000:
+        elif (0xffff888000000000 <= vaddr < 0xffffc88000000000 or
+              0xff11000000000000 <= vaddr < 0xff91000000000000):
             where = "slab/page"
         else:
             where = "kernel"
@@ -229,6 +236,8 @@ class Naming:
 def summarize(r, counts, res):
     """Per-request figures of one run."""
     fields = r["out"][-1].split("\t") if r["out"] else []
+    # fuse_bench's line: FIELDS, or MIXED for the mixed workload
+    names = MIXED if fields[:1] == ["mixed"] else FIELDS
     reqs = int(fields[-1]) if fields and fields[-1].isdigit() else 0
     kern = [0, 0, 0, 0]
     user = [0, 0, 0, 0]
@@ -242,7 +251,8 @@ def summarize(r, counts, res):
     hot = max((ld + st for pa, va, ld, st, cr, tp in counts["line"]), default=0)
     hot_cross = max(((ld + st, cr) for pa, va, ld, st, cr, tp in counts["line"]),
                     default=(0, 0))[1]
-    local = float(fields[8]) if len(fields) == 13 else 0.0
+    local = (float(dict(zip(names, fields))["local_cpu"])
+             if len(fields) == len(names) else 0.0)
     return {"reqs": reqs, "kern": kern, "user": user, "byfn": byfn, "local": local,
             "accesses": counts["total"][0], "insns": counts["total"][5],
             "hot": hot, "hot_cross": hot_cross}
@@ -294,27 +304,33 @@ def path_lengths(d):
     return out
 
 
-def report(out, dirs, smap, mixed_dirs=(), pathlen=None):
+def summaries(d, smap):
+    """(run, its summary, counts, naming, resolver) of each measured run
+    of DIR that finished"""
+    naming = Naming(smap, d)
+    meas, complete = measured(d)
+    if not complete:
+        print("lines.py: %s did not run its whole plan" % d, file=sys.stderr)
+    for r, counts in meas:
+        res = naming.resolver(0 if r["module"] in ("stock", "ab") else 1)
+        if counts is None or r["rc"] != 0:
+            continue
+        yield r, summarize(r, counts, res), counts, naming, res
+
+
+def report(out, dirs, smap, mixed_dirs=(), pathlen=None, sat_dirs=()):
     results = {}	# (cpus, nodes) -> {(wl, callers, mode): summary}
     tops = {}	# (cpus, nodes) -> {mode: [(summary, counts, naming, res)]}
     for d in dirs:
         cpus, nodes = topo_of(os.path.basename(d.rstrip("/")))
-        naming = Naming(smap, d)
-        meas, complete = measured(d)
         cell = results.setdefault((cpus, nodes), {})
-        for r, counts in meas:
-            res = naming.resolver(0 if r["module"] in ("stock", "ab") else 1)
-            if counts is None or r["rc"] != 0:
-                continue
+        for r, s, counts, naming, res in summaries(d, smap):
             wl, threads, mode = label(r)
-            s = summarize(r, counts, res)
             key = (wl, threads // cpus, mode)
             cell.setdefault(key, []).append(s)
             if wl == "getattr" and threads == cpus:
                 tops.setdefault((cpus, nodes), {}).setdefault(mode, []).append(
                     (s, counts, naming, res))
-        if not complete:
-            print("lines.py: %s did not run its whole plan" % d, file=sys.stderr)
     lines = []
     w = lines.append
     w("Cacheline transfers per request, by the TCG plugin's directory model "
@@ -394,6 +410,10 @@ def report(out, dirs, smap, mixed_dirs=(), pathlen=None):
                   (pa, where, ", ".join(fns[:3]), (ld + st) / reqs, cr / reqs))
             w("")
     lines.extend(projection(results, path_lengths(pathlen) if pathlen else {}))
+    if not results:	# the saturated workload alone (LINES_TOPOS=none)
+        del lines[:]
+    if sat_dirs:
+        lines.extend(sat_report(sat_dirs, smap))
     if mixed_dirs:
         lines.extend(mixed_report(mixed_dirs))
     text = "\n".join(lines) + "\n"
@@ -511,6 +531,108 @@ def projection(results, plen):
     return out
 
 
+# Functions that take the connection's input queue (fc->chan->iq) in every
+# mode: its send_req numbers each request from the queue's counter, then
+# (bound) dev_bind.c routes it to a device; dev_bind.c's fuse_iq_ready
+# looks at the connection's queue alone.  The others take any input queue
+# (stock and ours unbound have no other).
+SHARED_FNS = {"fuse_dev_queue_req", "fuse_request_assign_unique",
+              "fuse_iq_ready"}
+QUEUE_FNS = SHARED_FNS | {"fuse_dev_wake_and_unlock", "fuse_dev_queue_forget",
+                          "fuse_dev_queue_interrupt", "fuse_dev_do_read"}
+
+
+def shared_queue(counts, res, bound):
+    """Transfers of the connection-wide input queue's lines in one run, and
+    how many of them cross nodes.  The queue is struct fuse_chan's iq, in
+    its first three lines (bytes 16 to 151; struct fuse_chan is a kmalloc
+    object of 256 bytes or more, so aligned to 128): the block whose lines
+    the queue's functions moved most (QUEUE_FNS; bound, SHARED_FNS alone:
+    the devices' queues are moved by the others too).  A contended queue's
+    lines are moved most by the spinlock's code, and a request's lines by
+    fuse_dev_do_read too, but far fewer times.  Read from each line's three
+    busiest instructions: where none of them is these functions' in any
+    of the block's lines, the queue is missed (0)."""
+    blocks = collections.Counter()
+    fns_of = SHARED_FNS if bound else QUEUE_FNS
+    for pa, va, ld, st, cr, tp in counts["line"]:
+        if va < KERNEL:
+            continue
+        if {res.name(pc).split(":")[-1].split(".")[0] for pc, _ in tp} & fns_of:
+            blocks[pa & ~0x7f] += ld + st
+    if not blocks:
+        return 0, 0
+    base = blocks.most_common(1)[0][0]
+    moved = [(ld + st, cr) for pa, va, ld, st, cr, tp in counts["line"]
+             if base <= pa < base + 192]
+    return sum(m for m, _ in moved), sum(c for _, c in moved)
+
+
+SAT_MODES = ["stock clone_fd", "ours unbound", "ours bound", "ours node",
+             "other bound", "other node"]
+
+
+def sat_report(dirs, smap):
+    """The saturated workload (fuse_bench mixed) under the plugin: kernel
+    transfers per request, cross-node, and the connection-wide queue's"""
+    out = ["\n## Saturated: slow requests among fast ones, under the plugin\n",
+           "fuse_bench mixed: four callers per vCPU (fuse_bench takes 80 at "
+           "most, caller i on vCPU i mod N), one request in 100 a "
+           "LOOKUP the daemon holds 20 ms (guest time), so callers queue "
+           "behind held readers.  Kernel transfers per request as above "
+           "(same-node + cross-node [user space] ±spread of the total); "
+           "cross-node alone; the transfers of the connection-wide input "
+           "queue's three lines (struct fuse_chan's iq), cross-node in "
+           "brackets; the share of requests read on the CPU that issued "
+           "them.  Medians of the runs; ± half their range in % of the "
+           "median.\n"]
+    w = out.append
+    for d in dirs:
+        cpus, nodes = topo_of(os.path.basename(d.rstrip("/")))
+        by, callers = {}, set()
+        for r, s, counts, naming, res in summaries(d, smap):
+            wl, threads, mode = label(r)
+            if wl != "mixed":
+                continue
+            # fuse_bench's own count: it takes at most FSRV_MAX_FDS callers
+            callers.add(r["out"][-1].split("\t")[2])
+            q, qc = shared_queue(counts, res, mode.split()[-1] in ("bound", "node"))
+            s["queue"], s["queue_cross"] = q, qc
+            by.setdefault(mode, []).append(s)
+        w("\n### %d vCPUs, %d nodes, %s callers\n" % (
+            cpus, nodes, " or ".join(sorted(callers))) if by else
+          "\n### %s: no runs\n" % d)
+        if not by:
+            continue
+        w("| mode | runs | kernel transfers/request | cross-node/request | "
+          "connection-wide queue lines/request (cross-node) | read on issuing CPU |")
+        w("| --- " * 6 + "|")
+        med = {}
+        for m in SAT_MODES:
+            ss = by.get(m)
+            if not ss:
+                continue
+            cross = [per_req(x, (1, 3)) for x in ss]
+            q = [x["queue"] / max(1, x["reqs"]) for x in ss]
+            qc = [x["queue_cross"] / max(1, x["reqs"]) for x in ss]
+            med[m] = (median(cross), median(q), median(qc))
+            w("| %s | %d | %s | %.2f ±%.0f%% | %.3f ±%.0f%% (%.3f) | %.0f %% |" % (
+                m, len(ss), fmt_cell(ss), med[m][0], spread_pct(cross),
+                med[m][1], spread_pct(q), med[m][2],
+                median([x["local"] for x in ss])))
+        base = med.get("stock clone_fd")
+        if base:
+            w("\nAgainst stock clone_fd (ratio of medians): " + "; ".join(
+                "%s: cross-node %s, connection-wide queue lines %s" % (
+                    m, ratio(v[0], base[0]), ratio(v[1], base[1]))
+                for m, v in med.items() if m != "stock clone_fd") + ".")
+    return out
+
+
+def ratio(a, b):
+    return "%.2fx" % (a / b) if b else "-"
+
+
 def mixed_report(dirs):
     """The slow-request workload on the instruction clock, and its verdict"""
     import bench_report
@@ -558,16 +680,19 @@ def main():
         return
     if len(sys.argv) in (4, 5) and sys.argv[1] == "check":
         sys.exit(check(*sys.argv[2:]))
-    if len(sys.argv) >= 5 and sys.argv[1] == "report":
+    if len(sys.argv) >= 4 and sys.argv[1] == "report":
         args = sys.argv[4:]
-        mixed, pathlen = [], None
+        mixed, pathlen, sat = [], None, []
         if "--mixed" in args:
             mixed = args[args.index("--mixed") + 1:]
             args = args[:args.index("--mixed")]
+        if "--sat" in args:
+            sat = args[args.index("--sat") + 1:]
+            args = args[:args.index("--sat")]
         if "--pathlen" in args:
             pathlen = args[args.index("--pathlen") + 1]
             args = args[:args.index("--pathlen")]
-        report(sys.argv[2], args, sys.argv[3], mixed, pathlen)
+        report(sys.argv[2], args, sys.argv[3], mixed, pathlen, sat)
         return
     sys.exit(__doc__)
 
