@@ -215,14 +215,6 @@ static void fuse_bind_requeue(struct fuse_chan *fch, struct fuse_bound *b)
 		fuse_bind_wake_shared(fch);
 }
 
-/* Make @b take requests (fch->lock held) or refuse them */
-static void fuse_bind_connect(struct fuse_bound *b, bool on)
-{
-	spin_lock(&b->iq.lock);
-	b->iq.connected = on;
-	spin_unlock(&b->iq.lock);
-}
-
 /*
  * Take @b off the map (bind_mutex held), and move what waits on its queue
  * to the shared one; its readers wake and wait as unbound ones.  Cannot fail.
@@ -355,7 +347,9 @@ long fuse_bind_ioctl(struct fuse_dev *fud,
 	fuse_bind_publish(fch, map, b);
 	/* Under fch->lock: an abort finds it, or it stays disconnected */
 	spin_lock(&fch->lock);
-	fuse_bind_connect(b, fch->connected);
+	spin_lock(&b->iq.lock);
+	b->iq.connected = fch->connected;
+	spin_unlock(&b->iq.lock);
 	/* Pairs with smp_load_acquire() in fuse_bind_next() and _wait() */
 	smp_store_release(&fud->iq, &b->iq);
 	spin_unlock(&fch->lock);
@@ -621,32 +615,19 @@ leave:
 }
 
 /**
- * fuse_bind_pending - does a device hold a request for a reader of @fud?
+ * fuse_bind_pending - is there work for a reader of @fud?
  * @fud: the reading device
  *
- * Return: true if @fud's queue holds a request, or the queue of a device
- * of a node whose queued hint is set.  Lockless: a reader that sleeps
- * after a false is woken for what comes next.
+ * Return: true if fuse_bind_next() finds work on the shared queue or on a
+ * device's, or the shared queue is disconnected.  Lockless: a reader that
+ * sleeps after a false is woken for what comes next.
  */
 bool fuse_bind_pending(struct fuse_dev *fud)
 {
-	/* Pairs with smp_store_release() in fuse_bind_ioctl() */
-	struct fuse_bound *own = fuse_bound_of(smp_load_acquire(&fud->iq));
-	struct fuse_chan *fch = fud->chan;
-	struct fuse_bind_map *map;
 	bool found;
-	int node;
 
-	if (own && fuse_bind_busy(own))
-		return true;
 	rcu_read_lock();
-	map = rcu_dereference(fch->bind_map);
-	for (node = 0, found = false; map && !found && node < nr_node_ids;
-	     node++) {
-		/* Pairs with the smp_mb() of fuse_bind_wake() before the hint */
-		found = smp_load_acquire(&fch->bind_nodes[node].queued) &&
-			fuse_bind_scan(map, node, NULL, 0);
-	}
+	found = fuse_iq_ready(fuse_bind_next(fud));
 	rcu_read_unlock();
 	return found;
 }
@@ -704,11 +685,6 @@ static int fuse_bind_wake_node(struct wait_queue_entry *wq, unsigned int mode,
 	return fuse_bind_woken(w, wq, mode, sync);
 }
 
-static bool fuse_bind_ready(struct fuse_dev *fud)
-{
-	return fuse_iq_ready(&fud->chan->iq) || fuse_bind_pending(fud);
-}
-
 /**
  * fuse_bind_wait - wait until a reader of @fud has something to take
  * @fud: the reading device
@@ -731,7 +707,7 @@ int fuse_bind_wait(struct fuse_dev *fud)
 
 	if (!b || !READ_ONCE(b->iq.connected))
 		return wait_event_interruptible_exclusive(fch->iq.waitq,
-							  fuse_bind_ready(fud));
+							  fuse_bind_pending(fud));
 	node = &fch->bind_nodes[READ_ONCE(b->node)].waitq;
 	init_waitqueue_func_entry(&w.own, fuse_bind_wake_own);
 	init_waitqueue_func_entry(&w.node, fuse_bind_wake_node);
@@ -742,7 +718,7 @@ int fuse_bind_wait(struct fuse_dev *fud)
 	for (;;) {
 		set_current_state(TASK_INTERRUPTIBLE);
 		if (atomic_read(&w.woken) || !READ_ONCE(b->iq.connected) ||
-		    fuse_bind_ready(fud))
+		    fuse_bind_pending(fud))
 			break;
 		if (signal_pending(current)) {
 			err = -ERESTARTSYS;
