@@ -39,8 +39,10 @@
 # LINES_MIXED_OPS (operations per caller, 300),
 # LINES_SAT_TOPOS (the saturated workload under the plugin, "smp=8
 # nodes=2|smp=32 nodes=4"; "none": not run), LINES_SAT_OPS (operations
-# per caller, 100: each caller holds one request), LINES_NODE (1: ours bound
-# by node too, a clone and one reader per node), LINES_PROBE (1: the
+# per caller, 100: each caller holds one request), LINES_SAT_MODES (only
+# these of the saturated workload's modes, fuse_bench's names), LINES_NODE
+# (1: ours bound by node too, a clone and one reader per node, and in the
+# saturated workload also a reader per CPU of the node), LINES_PROBE (1: the
 # probe's boot, the model's check and one caller's path lengths; 0: not),
 # LINES_AB (another build of our fuse.ko: a change under test, or the
 # series before one; the run is then an A/B of the bound modes alone,
@@ -175,6 +177,19 @@ modes_of() {	# stock|ours|ab
 	fi
 }
 
+# The saturated workload's: bound by node also with a reader per CPU, since
+# one reader per node holding a slow request leaves its node none
+sat_modes_of() {	# stock|ours|ab
+	local mode
+	for mode in $(modes_of "$1") $([ "$1" = ab ] || [ "$1" = stock ] ||
+				      [ "${LINES_NODE:-1}" != 1 ] || echo nodecpus); do
+		[ "$mode" != uring ] || continue
+		[ -z "${LINES_SAT_MODES:-}" ] ||
+			[[ " $LINES_SAT_MODES " = *" $mode "* ]] || continue
+		echo "$mode"
+	done
+}
+
 # and, for the projection, the path length of a getattr in each mode: one
 # caller, so that no lock is contended and no vCPU waits for another
 {
@@ -205,9 +220,8 @@ lines_plan() {	# CPUS [sat]
 		echo "sh 60 grep -E '\\[fuse\\]' /proc/kallsyms"
 		for ((r = 1; r <= ${LINES_RUNS:-3}; r++)); do
 			if [ "${2:-}" = sat ]; then
-				for mode in $(modes_of $m); do
-					[ $mode = uring ] ||
-						echo "sh 900 FUSE_BENCH_MARK=1 fuse_bench $mode mixed $((4 * cpus)) ${LINES_SAT_OPS:-100}"
+				for mode in $(sat_modes_of $m); do
+					echo "sh 900 FUSE_BENCH_MARK=1 fuse_bench $mode mixed $((4 * cpus)) ${LINES_SAT_OPS:-100}"
 				done
 				continue
 			fi

@@ -251,9 +251,10 @@ def summarize(r, counts, res):
     hot = max((ld + st for pa, va, ld, st, cr, tp in counts["line"]), default=0)
     hot_cross = max(((ld + st, cr) for pa, va, ld, st, cr, tp in counts["line"]),
                     default=(0, 0))[1]
-    local = (float(dict(zip(names, fields))["local_cpu"])
-             if len(fields) == len(names) else 0.0)
+    got = dict(zip(names, fields)) if len(fields) == len(names) else {}
+    local = float(got.get("local_cpu", 0))
     return {"reqs": reqs, "kern": kern, "user": user, "byfn": byfn, "local": local,
+            "local_node": float(got.get("local_node", 0)),
             "accesses": counts["total"][0], "insns": counts["total"][5],
             "hot": hot, "hot_cross": hot_cross}
 
@@ -569,7 +570,7 @@ def shared_queue(counts, res, bound):
 
 
 SAT_MODES = ["stock clone_fd", "ours unbound", "ours bound", "ours node",
-             "other bound", "other node"]
+             "ours nodecpus", "other bound", "other node"]
 
 
 def sat_report(dirs, smap):
@@ -584,7 +585,7 @@ def sat_report(dirs, smap):
            "cross-node alone; the transfers of the connection-wide input "
            "queue's three lines (struct fuse_chan's iq), cross-node in "
            "brackets; the share of requests read on the CPU that issued "
-           "them.  Medians of the runs; ± half their range in % of the "
+           "them, and on its node.  Medians of the runs; ± half their range in % of the "
            "median.\n"]
     w = out.append
     for d in dirs:
@@ -596,7 +597,8 @@ def sat_report(dirs, smap):
                 continue
             # fuse_bench's own count: it takes at most FSRV_MAX_FDS callers
             callers.add(r["out"][-1].split("\t")[2])
-            q, qc = shared_queue(counts, res, mode.split()[-1] in ("bound", "node"))
+            q, qc = shared_queue(counts, res, mode.split()[-1] in
+                                 ("bound", "node", "nodecpus"))
             s["queue"], s["queue_cross"] = q, qc
             by.setdefault(mode, []).append(s)
         w("\n### %d vCPUs, %d nodes, %s callers\n" % (
@@ -605,7 +607,8 @@ def sat_report(dirs, smap):
         if not by:
             continue
         w("| mode | runs | kernel transfers/request | cross-node/request | "
-          "connection-wide queue lines/request (cross-node) | read on issuing CPU |")
+          "connection-wide queue lines/request (cross-node) | "
+          "read on issuing CPU / node |")
         w("| --- " * 6 + "|")
         med = {}
         for m in SAT_MODES:
@@ -616,10 +619,11 @@ def sat_report(dirs, smap):
             q = [x["queue"] / max(1, x["reqs"]) for x in ss]
             qc = [x["queue_cross"] / max(1, x["reqs"]) for x in ss]
             med[m] = (median(cross), median(q), median(qc))
-            w("| %s | %d | %s | %.2f ±%.0f%% | %.3f ±%.0f%% (%.3f) | %.0f %% |" % (
+            w("| %s | %d | %s | %.2f ±%.0f%% | %.3f ±%.0f%% (%.3f) | %.0f / %.0f %% |" % (
                 m, len(ss), fmt_cell(ss), med[m][0], spread_pct(cross),
                 med[m][1], spread_pct(q), med[m][2],
-                median([x["local"] for x in ss])))
+                median([x["local"] for x in ss]),
+                median([x["local_node"] for x in ss])))
         base = med.get("stock clone_fd")
         if base:
             w("\nAgainst stock clone_fd (ratio of medians): " + "; ".join(

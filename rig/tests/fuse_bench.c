@@ -11,6 +11,8 @@
  *                        thread on it that may run on any of its CPUs
  *                        (fewer daemon threads than CPUs, which
  *                        FUSE-over-io-uring cannot serve)
+ *               nodecpus the same with as many reader threads on each
+ *                        clone as its node has CPUs
  *               uring    FUSE-over-io-uring: a ring queue per CPU, its
  *                        thread pinned there; forgets on the mount fd
  *     WORKLOAD: getattr  fstat() of an open file (GETATTR, attr timeout 0)
@@ -270,11 +272,12 @@ static double pct(const double *v, long n, double p)
 
 /*
  * node: a clone bound to each node that has CPUs, and one reader thread
- * on it, allowed on the node's CPUs
+ * on it, allowed on the node's CPUs; nodecpus (@all): a reader thread per
+ * CPU of the node, each allowed on all of them
  */
-static int start_node_readers(struct fsrv *srv, int ncpu)
+static int start_node_readers(struct fsrv *srv, int ncpu, bool all)
 {
-	int node, cpu, i, nodes = 0;
+	int node, cpu, i, r, nodes = 0;
 	cpu_set_t set;
 
 	for (cpu = 0; cpu < ncpu; cpu++)
@@ -288,12 +291,18 @@ static int start_node_readers(struct fsrv *srv, int ncpu)
 		if (!CPU_COUNT(&set))
 			continue;
 		i = fsrv_clone(srv);
-		if (i < 0 || fsrv_bind(srv, i, FUSE_DEV_BIND_NODE, -1, node) ||
-		    fsrv_start_reader(srv, i, -1) ||
-		    pthread_setaffinity_np(srv->thr[srv->nthr - 1],
-					   sizeof(set), &set)) {
+		if (i < 0 || fsrv_bind(srv, i, FUSE_DEV_BIND_NODE, -1, node)) {
 			fprintf(stderr, "clone/bind for node %d failed\n", node);
 			return -1;
+		}
+		for (r = all ? CPU_COUNT(&set) : 1; r > 0; r--) {
+			if (fsrv_start_reader(srv, i, -1) ||
+			    pthread_setaffinity_np(srv->thr[srv->nthr - 1],
+						   sizeof(set), &set)) {
+				fprintf(stderr, "readers for node %d failed\n",
+					node);
+				return -1;
+			}
 		}
 	}
 	return 0;
@@ -302,7 +311,7 @@ static int start_node_readers(struct fsrv *srv, int ncpu)
 int main(int argc, char **argv)
 {
 	const char *mode, *workload;
-	bool uring;
+	bool uring, bynode;
 	int ncpu = nr_cpus_online(), nthreads, cpu, i, err = 0;
 	static struct worker w[FSRV_MAX_FDS];
 	static struct fsrv srv;
@@ -316,7 +325,7 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "pipe"))
 		return pipe_bench(argv[2], atol(argv[3]));
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s single|unbound|bound|node|uring getattr|read|dread|open|create|mixed THREADS OPS\n"
+		fprintf(stderr, "usage: %s single|unbound|bound|node|nodecpus|uring getattr|read|dread|open|create|mixed THREADS OPS\n"
 			"       %s pipe same|cross OPS\n", argv[0], argv[0]);
 		return 2;
 	}
@@ -324,7 +333,7 @@ int main(int argc, char **argv)
 	workload = argv[2];
 	if (strcmp(mode, "single") && strcmp(mode, "unbound") &&
 	    strcmp(mode, "bound") && strcmp(mode, "node") &&
-	    strcmp(mode, "uring")) {
+	    strcmp(mode, "nodecpus") && strcmp(mode, "uring")) {
 		fprintf(stderr, "%s: no mode %s\n", argv[0], mode);
 		return 2;
 	}
@@ -367,10 +376,11 @@ int main(int argc, char **argv)
 		}
 		fsrv_start_reader(&srv, 0, 0);
 	}
-	if (!strcmp(mode, "node") && start_node_readers(&srv, ncpu))
+	bynode = !strcmp(mode, "node") || !strcmp(mode, "nodecpus");
+	if (bynode && start_node_readers(&srv, ncpu, strcmp(mode, "node")))
 		return 1;
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		if (!strcmp(mode, "single") || !strcmp(mode, "node") || uring)
+		if (!strcmp(mode, "single") || bynode || uring)
 			break;
 		i = fsrv_clone(&srv);
 		if (i < 0 || (!strcmp(mode, "bound") &&
