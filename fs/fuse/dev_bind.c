@@ -624,8 +624,13 @@ leave:
  */
 bool fuse_bind_pending(struct fuse_dev *fud)
 {
+	/* Pairs with smp_store_release() in fuse_bind_ioctl() */
+	struct fuse_bound *own = fuse_bound_of(smp_load_acquire(&fud->iq));
 	bool found;
 
+	/* Not a read: its own work, without a step of the read count */
+	if (own && fuse_bind_busy(own))
+		return true;
 	rcu_read_lock();
 	found = fuse_iq_ready(fuse_bind_next(fud));
 	rcu_read_unlock();
