@@ -20,6 +20,13 @@
  *               dread    4 KiB O_DIRECT pread() of a page-cached file,
  *                        async direct I/O on: a background READ that its
  *                        caller waits for
+ *               aread    4 KiB O_DIRECT reads of the same files with
+ *                        Linux AIO, FUSE_BENCH_DEPTH (4) in flight: a
+ *                        background READ its issuer may not wait for.
+ *                        FUSE_BENCH_COMPUTE=US: the issuer computes US
+ *                        microseconds (a busy loop, reaping what is done
+ *                        without waiting) after each submission, an
+ *                        engine that overlaps I/O with work
  *               open     open() + close() (OPEN, FLUSH, RELEASE)
  *               create   creat() + unlink() (LOOKUP, CREATE, FLUSH,
  *                        RELEASE, UNLINK)
@@ -59,7 +66,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/aio_abi.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -125,6 +134,73 @@ static double now_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
+/*
+ * aread: keep up to FUSE_BENCH_DEPTH reads in flight; after each
+ * submission compute FUSE_BENCH_COMPUTE us, reaping without waiting, and
+ * wait only with a full queue.  A read's latency is from its submission
+ * to its reaping.
+ */
+static int aread_loop(struct worker *w, int fd)
+{
+	const char *e = getenv("FUSE_BENCH_DEPTH");
+	int depth = e ? atoi(e) : 4, inflight = 0, n, k;
+	double compute = getenv("FUSE_BENCH_COMPUTE") ?
+			 atof(getenv("FUSE_BENCH_COMPUTE")) : 0;
+	struct timespec zero = { 0 };
+	struct io_event ev[64];
+	struct iocb cb[64], *cbp;
+	double sent[64], until;
+	aio_context_t ctx = 0;
+	char *bufs;
+	long i = 0;
+
+	if (depth < 1 || depth > 64)
+		depth = 4;
+	memset(cb, 0, sizeof(cb));
+	bufs = aligned_alloc(4096, depth * 4096);
+	if (!bufs || syscall(SYS_io_setup, depth, &ctx))
+		return ENOMEM;
+	while (i < w->ops || inflight) {
+		/* Reap: without waiting, or for one with a full queue */
+		n = syscall(SYS_io_getevents, ctx,
+			    inflight == depth || i == w->ops ? 1 : 0, depth,
+			    ev, inflight == depth || i == w->ops ? NULL : &zero);
+		if (n < 0)
+			return errno;
+		for (k = 0; k < n; k++) {
+			struct iocb *c = (struct iocb *)(uintptr_t)ev[k].obj;
+
+			if (ev[k].res != 4096)
+				return EIO;
+			w->lat[w->nfast++] = now_us() - sent[c - cb];
+			c->aio_data = 0;
+			inflight--;
+		}
+		if (i == w->ops || inflight == depth)
+			continue;
+		for (k = 0; k < depth && cb[k].aio_data; k++)
+			;
+		memset(&cb[k], 0, sizeof(cb[k]));
+		cb[k].aio_data = 1;
+		cb[k].aio_fildes = fd;
+		cb[k].aio_lio_opcode = IOCB_CMD_PREAD;
+		cb[k].aio_buf = (uintptr_t)(bufs + k * 4096);
+		cb[k].aio_nbytes = 4096;
+		cb[k].aio_offset = i % 256 * 4096;
+		cbp = &cb[k];
+		sent[k] = now_us();
+		if (syscall(SYS_io_submit, ctx, 1, &cbp) != 1)
+			return errno;
+		inflight++;
+		i++;
+		for (until = now_us() + compute; now_us() < until;)
+			;
+	}
+	syscall(SYS_io_destroy, ctx);
+	free(bufs);
+	return 0;
+}
+
 static void *work(void *p)
 {
 	struct worker *w = p;
@@ -137,7 +213,7 @@ static void *work(void *p)
 	w->err = pin_to_cpu(w->cpu);
 	tid_cpu[gettid() % MAX_TID] = w->cpu + 1;
 	snprintf(path, sizeof(path), "%s/b%d", w->mnt, w->cpu);
-	if (!strcmp(w->workload, "dread")) {
+	if (!strcmp(w->workload, "dread") || !strcmp(w->workload, "aread")) {
 		snprintf(path, sizeof(path), "%s/big-b%d", w->mnt, w->cpu);
 		fd = open(path, O_RDONLY | O_DIRECT);
 		if (fd < 0)
@@ -151,7 +227,9 @@ static void *work(void *p)
 	}
 	pthread_barrier_wait(w->start);
 	t_start = now_us();
-	for (i = 0; !w->err && i < w->ops; i++) {
+	if (!w->err && !strcmp(w->workload, "aread"))
+		w->err = aread_loop(w, fd);
+	for (i = 0; !w->err && strcmp(w->workload, "aread") && i < w->ops; i++) {
 		double t0 = now_us();
 		int r = 0;
 
@@ -325,7 +403,7 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "pipe"))
 		return pipe_bench(argv[2], atol(argv[3]));
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s single|unbound|bound|node|nodecpus|uring getattr|read|dread|open|create|mixed THREADS OPS\n"
+		fprintf(stderr, "usage: %s single|unbound|bound|node|nodecpus|uring getattr|read|dread|aread|open|create|mixed THREADS OPS\n"
 			"       %s pipe same|cross OPS\n", argv[0], argv[0]);
 		return 2;
 	}
@@ -360,7 +438,8 @@ int main(int argc, char **argv)
 	}
 	if (fsrv_mount_opts(&srv, "/tmp/bench", &(struct fsrv_opts){
 			.io_uring = uring, .max_background = 64,
-			.init_flags = strcmp(workload, "dread") ? 0 :
+			.init_flags = strcmp(workload, "dread") &&
+				      strcmp(workload, "aread") ? 0 :
 				      FUSE_ASYNC_DIO })) {
 		perror("mount");
 		return 1;

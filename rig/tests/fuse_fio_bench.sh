@@ -24,6 +24,7 @@
 # psync runs at iodepth 1 alone), FIO_SEQ=1 adds sequential buffered
 # reads (128 KiB read()s of each job's 32 MiB file once, its page cache
 # dropped first: readahead at work), one job and one per CPU.
+# FIO_META=0: no metadata run.
 #
 # The random reads run against the daemons as they come; the metadata run
 # against the same daemons without attribute and entry caching
@@ -351,6 +352,10 @@ metas() {
 		fio_run unlink $j 1 $MD --ioengine=filedelete --rw=read
 	done
 }
+if [ "${FIO_META:-1}" = 0 ]; then
+	say "$MODE: done"
+	exit $failed
+fi
 up nocache
 passes metas
 rm -rf $DIR/meta
