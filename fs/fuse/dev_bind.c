@@ -416,8 +416,8 @@ static bool fuse_bind_wake_one(wait_queue_head_t *wq)
  * queue's) from @node: one of @b, else one of each node nearest @node
  * first, else an unbound reader, and every poller.  The readers of the
  * device bound to @busy, the CPU of a background request's issuer, which
- * may keep that CPU (readahead, async I/O; not a direct I/O that it waits
- * for), come last: woken only if no other reader was.
+ * may keep that CPU (readahead, writeback, a real-time task's direct
+ * I/O), come last: woken only if no other reader was.
  */
 static void fuse_bind_wake(struct fuse_chan *fch, struct fuse_bind_map *map,
 			   struct fuse_bound *b, int node, int busy)

@@ -972,36 +972,33 @@ TEST_F_TIMEOUT(nearest, background_reads_skip_the_issuing_cpu, 120)
 #define AIO_ROUNDS	8
 
 /*
- * An I/O engine pinned to CPU 1 keeps AIO_DEPTH direct reads in flight
- * with io_submit() and polls for their completion without yielding: each
- * is a background request, which wakes CPU 1's readers only when no other
- * reader is idle (with more reads in flight than other readers, some are
- * read there).  All are served, right, within the watchdog.
+ * An I/O engine on CPU 1 sends @depth direct reads of @mnt's aio-file at
+ * a time with io_submit(), AIO_DEPTH * AIO_ROUNDS in all, and waits for
+ * their completion in io_getevents() (@wait) or polls without yielding.
+ * All are served, right, within the watchdog; the READs read on CPU 1 go
+ * to *@on_cpu1.
  */
-TEST_F_TIMEOUT(nearest, async_direct_reads_skip_the_issuing_cpu, 120)
+static int aio_engine(struct __test_metadata *_metadata, struct fsrv *srv,
+		      const char *mnt, int depth, bool wait, int *on_cpu1)
 {
 	struct iocb cb[AIO_DEPTH], *cbp[AIO_DEPTH];
 	struct io_event ev[AIO_DEPTH];
 	struct timespec zero = { 0 };
-	int fd, i, k, n, done, round, reads = 0, on_cpu1 = 0;
+	int fd, i, k, n, done, round, reads;
 	aio_context_t ctx = 0;
 	char path[96], *buf;
 	double end;
 	size_t j;
 
-	if (self->skip)
-		SKIP(return, "%s", self->skip);
-	if (syscall(SYS_io_setup, AIO_DEPTH, &ctx))
-		SKIP(return, "no Linux AIO here (%s)", strerror(errno));
+	ASSERT_EQ(0, syscall(SYS_io_setup, AIO_DEPTH, &ctx));
 	buf = aligned_alloc(4096, AIO_DEPTH * 4096);
 	ASSERT_NE(NULL, buf);
 	memset(buf, 0, AIO_DEPTH * 4096);
-	ASSERT_EQ(0, pin_to_cpu(1));
-	snprintf(path, sizeof(path), "%s/aio-file", self->mnt);
+	snprintf(path, sizeof(path), "%s/aio-file", mnt);
 	fd = open(path, O_RDONLY | O_DIRECT);
 	ASSERT_LE(0, fd);
-	for (round = 0; round < AIO_ROUNDS; round++) {
-		for (i = 0; i < AIO_DEPTH; i++) {
+	for (round = 0; round < AIO_ROUNDS * AIO_DEPTH / depth; round++) {
+		for (i = 0; i < depth; i++) {
 			memset(&cb[i], 0, sizeof(cb[i]));
 			cb[i].aio_fildes = fd;
 			cb[i].aio_lio_opcode = IOCB_CMD_PREAD;
@@ -1009,28 +1006,89 @@ TEST_F_TIMEOUT(nearest, async_direct_reads_skip_the_issuing_cpu, 120)
 			cb[i].aio_nbytes = 4096;
 			cbp[i] = &cb[i];
 		}
-		ASSERT_EQ(AIO_DEPTH, syscall(SYS_io_submit, ctx, AIO_DEPTH,
-					     cbp));
+		ASSERT_EQ(depth, syscall(SYS_io_submit, ctx, depth, cbp));
 		end = fsrv_now_ms() + 30000;
-		for (done = 0; done < AIO_DEPTH && fsrv_now_ms() < end;) {
-			n = syscall(SYS_io_getevents, ctx, 0,
-				    AIO_DEPTH - done, ev, &zero);
+		for (done = 0; done < depth && fsrv_now_ms() < end;) {
+			n = syscall(SYS_io_getevents, ctx, wait, depth - done,
+				    ev, wait ? NULL : &zero);
 			ASSERT_LE(0, n);
 			for (k = 0; k < n; k++)
 				EXPECT_EQ(4096, ev[k].res);
 			done += n;
 		}
-		ASSERT_EQ(AIO_DEPTH, done);
-		for (j = 0; j < AIO_DEPTH * 4096; j++)
+		ASSERT_EQ(depth, done);
+		for (j = 0; j < depth * 4096; j++)
 			ASSERT_EQ((char)('a' + j % 4096 % 26), buf[j]);
 		memset(buf, 0, AIO_DEPTH * 4096);
 	}
 	syscall(SYS_io_destroy, ctx);
 	close(fd);
 	free(buf);
-	reads = count_reads(&self->srv, 1, &on_cpu1);
-	TH_LOG("%d of %d READs read on CPU 1", on_cpu1, reads);
+	reads = count_reads(srv, 1, on_cpu1);
+	TH_LOG("%d of %d READs read on CPU 1", *on_cpu1, reads);
 	EXPECT_EQ(AIO_DEPTH * AIO_ROUNDS, reads);
+	return reads;
+}
+
+/*
+ * Each of those reads is routed as a synchronous request, to CPU 1's
+ * readers first: the engine is preempted by the reader it wakes.
+ */
+TEST_F_TIMEOUT(nearest, async_direct_reads_of_a_polling_engine_are_served,
+	       120)
+{
+	aio_context_t ctx = 0;
+	int on_cpu1;
+
+	if (self->skip)
+		SKIP(return, "%s", self->skip);
+	if (syscall(SYS_io_setup, 1, &ctx))
+		SKIP(return, "no Linux AIO here (%s)", strerror(errno));
+	syscall(SYS_io_destroy, ctx);
+	ASSERT_EQ(0, pin_to_cpu(1));
+	aio_engine(_metadata, &self->srv, self->mnt, AIO_DEPTH, false,
+		   &on_cpu1);
+}
+
+/* One read at a time, waited for: CPU 1's readers, one asleep, read it */
+TEST_F_TIMEOUT(nearest, async_direct_reads_of_a_waiting_engine_stay_on_its_cpu,
+	       120)
+{
+	aio_context_t ctx = 0;
+	int reads, on_cpu1;
+
+	if (self->skip)
+		SKIP(return, "%s", self->skip);
+	if (syscall(SYS_io_setup, 1, &ctx))
+		SKIP(return, "no Linux AIO here (%s)", strerror(errno));
+	syscall(SYS_io_destroy, ctx);
+	ASSERT_EQ(0, pin_to_cpu(1));
+	reads = aio_engine(_metadata, &self->srv, self->mnt, 1, true, &on_cpu1);
+	EXPECT_LE(reads * 3, on_cpu1 * 4);
+}
+
+/*
+ * A real-time engine, one read at a time, is not preempted by CPU 1's
+ * readers: its reads wake them last, and at most half are read there.
+ */
+TEST_F_TIMEOUT(nearest, async_direct_reads_of_a_realtime_engine_skip_its_cpu,
+	       120)
+{
+	struct sched_param rt = { .sched_priority = 1 }, other = { 0 };
+	aio_context_t ctx = 0;
+	int reads, on_cpu1;
+
+	if (self->skip)
+		SKIP(return, "%s", self->skip);
+	if (syscall(SYS_io_setup, 1, &ctx))
+		SKIP(return, "no Linux AIO here (%s)", strerror(errno));
+	syscall(SYS_io_destroy, ctx);
+	ASSERT_EQ(0, pin_to_cpu(1));
+	if (sched_setscheduler(0, SCHED_FIFO, &rt))
+		SKIP(return, "no SCHED_FIFO here (%s)", strerror(errno));
+	reads = aio_engine(_metadata, &self->srv, self->mnt, 1, false, &on_cpu1);
+	sched_setscheduler(0, SCHED_OTHER, &other);
+	EXPECT_LE(on_cpu1 * 2, reads);
 }
 
 #define WAITED_READS	32
