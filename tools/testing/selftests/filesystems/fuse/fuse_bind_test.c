@@ -978,6 +978,19 @@ TEST_F_TIMEOUT(nearest, background_reads_skip_the_issuing_cpu, 120)
  * All are served, right, within the watchdog; the READs read on CPU 1 go
  * to *@on_cpu1.
  */
+/* Why the AIO tests cannot run: the fixture's @skip, or no Linux AIO */
+static const char *aio_skip(const char *skip)
+{
+	aio_context_t ctx = 0;
+
+	if (skip)
+		return skip;
+	if (syscall(SYS_io_setup, 1, &ctx))
+		return "no Linux AIO here";
+	syscall(SYS_io_destroy, ctx);
+	return NULL;
+}
+
 static int aio_engine(struct __test_metadata *_metadata, struct fsrv *srv,
 		      const char *mnt, int depth, bool wait, int *on_cpu1)
 {
@@ -990,6 +1003,7 @@ static int aio_engine(struct __test_metadata *_metadata, struct fsrv *srv,
 	double end;
 	size_t j;
 
+	ASSERT_EQ(0, pin_to_cpu(1));
 	ASSERT_EQ(0, syscall(SYS_io_setup, AIO_DEPTH, &ctx));
 	buf = aligned_alloc(4096, AIO_DEPTH * 4096);
 	ASSERT_NE(NULL, buf);
@@ -1037,15 +1051,11 @@ static int aio_engine(struct __test_metadata *_metadata, struct fsrv *srv,
 TEST_F_TIMEOUT(nearest, async_direct_reads_of_a_polling_engine_are_served,
 	       120)
 {
-	aio_context_t ctx = 0;
+	const char *skip = aio_skip(self->skip);
 	int on_cpu1;
 
-	if (self->skip)
-		SKIP(return, "%s", self->skip);
-	if (syscall(SYS_io_setup, 1, &ctx))
-		SKIP(return, "no Linux AIO here (%s)", strerror(errno));
-	syscall(SYS_io_destroy, ctx);
-	ASSERT_EQ(0, pin_to_cpu(1));
+	if (skip)
+		SKIP(return, "%s", skip);
 	aio_engine(_metadata, &self->srv, self->mnt, AIO_DEPTH, false,
 		   &on_cpu1);
 }
@@ -1054,15 +1064,11 @@ TEST_F_TIMEOUT(nearest, async_direct_reads_of_a_polling_engine_are_served,
 TEST_F_TIMEOUT(nearest, async_direct_reads_of_a_waiting_engine_stay_on_its_cpu,
 	       120)
 {
-	aio_context_t ctx = 0;
+	const char *skip = aio_skip(self->skip);
 	int reads, on_cpu1;
 
-	if (self->skip)
-		SKIP(return, "%s", self->skip);
-	if (syscall(SYS_io_setup, 1, &ctx))
-		SKIP(return, "no Linux AIO here (%s)", strerror(errno));
-	syscall(SYS_io_destroy, ctx);
-	ASSERT_EQ(0, pin_to_cpu(1));
+	if (skip)
+		SKIP(return, "%s", skip);
 	reads = aio_engine(_metadata, &self->srv, self->mnt, 1, true, &on_cpu1);
 	EXPECT_LE(reads * 3, on_cpu1 * 4);
 }
@@ -1075,15 +1081,11 @@ TEST_F_TIMEOUT(nearest, async_direct_reads_of_a_realtime_engine_skip_its_cpu,
 	       120)
 {
 	struct sched_param rt = { .sched_priority = 1 }, other = { 0 };
-	aio_context_t ctx = 0;
+	const char *skip = aio_skip(self->skip);
 	int reads, on_cpu1;
 
-	if (self->skip)
-		SKIP(return, "%s", self->skip);
-	if (syscall(SYS_io_setup, 1, &ctx))
-		SKIP(return, "no Linux AIO here (%s)", strerror(errno));
-	syscall(SYS_io_destroy, ctx);
-	ASSERT_EQ(0, pin_to_cpu(1));
+	if (skip)
+		SKIP(return, "%s", skip);
 	if (sched_setscheduler(0, SCHED_FIFO, &rt))
 		SKIP(return, "no SCHED_FIFO here (%s)", strerror(errno));
 	reads = aio_engine(_metadata, &self->srv, self->mnt, 1, false, &on_cpu1);
