@@ -24,7 +24,9 @@
 # psync runs at iodepth 1 alone), FIO_SEQ=1 adds sequential buffered
 # reads (128 KiB read()s of each job's 32 MiB file once, its page cache
 # dropped first: readahead at work), one job and one per CPU.
-# FIO_META=0: no metadata run.
+# FIO_META=0: no metadata run.  FIO_CYCLE=1: after each timed random-read
+# run, an untimed 1 s twin under fuse_cycle.sh, which prints where its
+# READs' time went ("@cycle MODE-WORKLOAD-jJOBS-dDEPTH ...").
 #
 # The random reads run against the daemons as they come; the metadata run
 # against the same daemons without attribute and entry caching
@@ -191,6 +193,11 @@ fio_run() {
 		return
 	fi
 	echo "$i0 $(ipis) $(grep '^3;' $OUT | tail -n 1)" > $W/timed.$wl.$j.$d
+	case "${FIO_CYCLE:-0}:$wl" in
+	1:randread*)
+		timeout -s KILL $((RT * 4 + 120)) $T/fuse_cycle.sh $MODE-$wl-j$j-d$d \
+			$FIO "$@" --runtime=1 2>&1 | grep '^@cycle\|^# ' ;;
+	esac
 }
 
 # passes FUNCTION: its fio runs timed, then (TRACED) once more with the
