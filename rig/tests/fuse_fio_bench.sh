@@ -195,7 +195,8 @@ fio_run() {
 	echo "$i0 $(ipis) $(grep '^3;' $OUT | tail -n 1)" > $W/timed.$wl.$j.$d
 	case "${FIO_CYCLE:-0}:$wl" in
 	1:randread*)
-		timeout -s KILL $((RT * 4 + 120)) $T/fuse_cycle.sh $MODE-$wl-j$j-d$d \
+		# the timeout inside: fuse_cycle.sh must live to turn tracing off
+		$T/fuse_cycle.sh $MODE-$wl-j$j-d$d timeout -s KILL $((RT * 4 + 120)) \
 			$FIO "$@" --runtime=1 2>&1 | grep '^@cycle\|^# ' ;;
 	esac
 }
