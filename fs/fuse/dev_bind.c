@@ -472,6 +472,9 @@ static void fuse_bind_wake(struct fuse_chan *fch, struct fuse_bind_map *map,
 bool fuse_bind_queue(struct fuse_req *req)
 {
 	struct fuse_chan *fch = req->chan;
+	/* Read before it is queued: a reader may end a background one at once */
+	int busy = test_bit(FR_BACKGROUND, &req->flags) &&
+		   !req->args->awaited ? req->cpu : -1;
 	struct fuse_bind_map *map;
 	struct fuse_bound *b;
 	bool queued = false;
@@ -489,9 +492,7 @@ bool fuse_bind_queue(struct fuse_req *req)
 		spin_unlock(&b->iq.lock);
 	}
 	if (queued)
-		fuse_bind_wake(fch, map, b, READ_ONCE(b->node),
-			       test_bit(FR_BACKGROUND, &req->flags) &&
-			       !req->args->awaited ? req->cpu : -1);
+		fuse_bind_wake(fch, map, b, READ_ONCE(b->node), busy);
 	rcu_read_unlock();
 	return queued;
 }
