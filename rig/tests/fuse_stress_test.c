@@ -6,7 +6,9 @@
  * and mounts a new one.  Some handlers hold their request for a random
  * time, and some make a request of their own mount before they answer,
  * so that readers are busy and requests go to the shared queue around
- * them.
+ * them.  Some clients keep Linux AIO direct reads in flight: background
+ * requests (FUSE_ASYNC_DIO), which an abort meets while they are sent
+ * from the background queue and while they end.
  *
  * Both sides count.  Every "tracked" operation is a LOOKUP of a name never
  * used before (an O_PATH open, which sends nothing else); the server counts, per name, the answers it wrote
@@ -24,6 +26,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -35,6 +38,7 @@
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,11 +51,11 @@
 
 enum {
 	OP_TRACKED, OP_GETATTR, OP_READ, OP_CREATE, OP_READDIR, OP_HOLD,
-	OP_NESTED, NR_OPS
+	OP_NESTED, OP_AREAD, NR_OPS
 };
 static const char *const op_names[NR_OPS] = {
 	"tracked lookup", "getattr", "open+read+close", "create+unlink",
-	"readdir", "held lookup", "nested lookup",
+	"readdir", "held lookup", "nested lookup", "aio direct read",
 };
 
 static int duration = 20, remount_every = 5, hang_limit = 60;
@@ -244,7 +248,8 @@ static void mount_generation(unsigned int *r)
 {
 	int i, ret;
 
-	ret = fsrv_mount(&srv, MNT);
+	ret = fsrv_mount_opts(&srv, MNT, &(struct fsrv_opts){
+				      .init_flags = FUSE_ASYNC_DIO });
 	if (ret) {
 		printf("# mount: %s\n", strerror(-ret));
 		exit(1);
@@ -374,6 +379,79 @@ static bool abort_errno(int err)
 	       err == ENODEV;
 }
 
+#define AIO_DEPTH	4
+
+/*
+ * AIO_DEPTH 4 KiB O_DIRECT reads of the client's file, submitted at once
+ * and reaped, each checked: the file's bytes, or an error.
+ */
+static int do_aread(struct client *c)
+{
+	struct iocb cbs[AIO_DEPTH], *cbp[AIO_DEPTH];
+	struct timespec ts = { .tv_sec = hang_limit };
+	struct io_event ev[AIO_DEPTH];
+	aio_context_t ctx = 0;
+	int fd, i, j, err = 0;
+	long n = 0, done = 0, got;
+	char path[64], *buf;
+
+	snprintf(path, sizeof(path), MNT "/r-%d", c->cpu);
+	fd = open(path, O_RDONLY | O_DIRECT);
+	if (fd < 0)
+		return errno;
+	if (posix_memalign((void **)&buf, 4096, AIO_DEPTH * 4096)) {
+		close(fd);
+		return ENOMEM;
+	}
+	if (syscall(SYS_io_setup, AIO_DEPTH, &ctx)) {
+		err = errno;
+		goto out;
+	}
+	for (i = 0; i < AIO_DEPTH; i++) {
+		cbs[i] = (struct iocb){
+			.aio_fildes = fd,
+			.aio_lio_opcode = IOCB_CMD_PREAD,
+			.aio_buf = (unsigned long)(buf + i * 4096),
+			.aio_nbytes = 4096,
+			.aio_data = i,
+		};
+		cbp[i] = &cbs[i];
+	}
+	n = syscall(SYS_io_submit, ctx, AIO_DEPTH, cbp);
+	if (n < 0)
+		err = errno;
+	while (done < n) {
+		got = syscall(SYS_io_getevents, ctx, n - done, n - done, ev, &ts);
+		if (got <= 0) {
+			err = got ? errno : ETIMEDOUT;
+			break;
+		}
+		for (j = 0; j < got; j++) {
+			const char *b = buf + ev[j].data * 4096;
+
+			if (ev[j].res < 0) {
+				err = err ?: -ev[j].res;
+				continue;
+			}
+			for (i = 0; i < ev[j].res; i++)
+				if (b[i] != 'a' + i % 26)
+					break;
+			if (ev[j].res != 4096 || i != 4096) {
+				printf("# CPU %d: bad aio data (%lld bytes)\n",
+				       c->cpu, (long long)ev[j].res);
+				err = EIO;
+			}
+		}
+		done += got;
+	}
+	/* Waits for whatever is still in flight */
+	syscall(SYS_io_destroy, ctx);
+out:
+	free(buf);
+	close(fd);
+	return err;
+}
+
 static int do_op(struct client *c, int op)
 {
 	char path[128], buf[4096];
@@ -446,6 +524,8 @@ static int do_op(struct client *c, int op)
 		snprintf(path, sizeof(path), MNT "/%s-%d-%u",
 			 op == OP_HOLD ? "h" : "n", c->cpu, c->seq++);
 		return stat(path, &st) ? errno : 0;
+	case OP_AREAD:
+		return do_aread(c);
 	case OP_READDIR:
 		d = opendir(MNT);
 		if (!d)
@@ -473,11 +553,11 @@ static void *client_thread(void *p)
 		return NULL;
 	}
 	while (!atomic_load(&stop_all) && c->seq < MAX_SEQ - 1) {
-		int op = rnd(&c->rnd) % 10, err;
+		int op = rnd(&c->rnd) % 11, err;
 		unsigned int e0, e1;
 		long long t0, t;
 
-		op = op < 4 ? OP_TRACKED : op - 3;	/* 40 % tracked */
+		op = op < 4 ? OP_TRACKED : op - 3;	/* 4 in 11 tracked */
 		e0 = atomic_load(&epoch);
 		t0 = now_ns();
 		atomic_store(&c->op_start, t0);
