@@ -212,7 +212,7 @@ static void fuse_bind_requeue(struct fuse_chan *fch, struct fuse_bound *b)
 	spin_unlock(&fch->iq.lock);
 	spin_unlock(&b->iq.lock);
 	while (n--)
-		fuse_bind_wake_shared(fch);
+		fuse_bind_wake_shared(fch, false);
 }
 
 /*
@@ -403,6 +403,12 @@ static void fuse_bind_hint(struct fuse_chan *fch, int node)
 		WRITE_ONCE(fch->bind_nodes[node].queued, true);
 }
 
+/* A wakeup's key for bound readers: @busy as fuse_bind_wake()'s, and a result */
+struct fuse_bind_key {
+	int busy;
+	bool woken;
+};
+
 /* Wake one exclusive waiter of @wq, or every other one: was one woken? */
 static bool fuse_bind_wake_one(wait_queue_head_t *wq)
 {
@@ -411,18 +417,36 @@ static bool fuse_bind_wake_one(wait_queue_head_t *wq)
 	       __wake_up(wq, TASK_NORMAL, 1, poll_to_key(EPOLLIN | EPOLLRDNORM));
 }
 
+/* Wake one bound reader waiting on @wq, as wake_up_sync() if @sync: woken? */
+static bool fuse_bind_wake_reader(wait_queue_head_t *wq,
+				  struct fuse_bind_key *key, bool sync)
+{
+	key->woken = false;
+	/* Ordered by an smp_mb() in fuse_bind_wake() */
+	if (!waitqueue_active(wq))
+		return false;
+	if (sync)
+		__wake_up_sync_key(wq, TASK_NORMAL, key);
+	else
+		__wake_up(wq, TASK_NORMAL, 1, key);
+	return key->woken;
+}
+
 /*
  * Wake the nearest idle reader for work on @b's queue (NULL: the shared
  * queue's) from @node: one of @b, else one of each node nearest @node
  * first, else an unbound reader, and every poller.  The readers of the
  * device bound to @busy, the CPU of a background request's issuer, which
  * may keep that CPU (readahead, writeback, a real-time task's direct
- * I/O), come last: woken only if no other reader was.
+ * I/O), come last: woken only if no other reader was.  With @sync, as
+ * stock's wake_up_sync(), the issuer is about to wait for the request: a
+ * reader free to run on the issuer's CPU may be placed there.
  */
 static void fuse_bind_wake(struct fuse_chan *fch, struct fuse_bind_map *map,
-			   struct fuse_bound *b, int node, int busy)
+			   struct fuse_bound *b, int node, int busy, bool sync)
 {
 	const int *near = map->near + node * map->nr_near;
+	struct fuse_bind_key key = { .busy = busy };
 	unsigned int i;
 	bool mine;
 	int woken;
@@ -436,7 +460,7 @@ static void fuse_bind_wake(struct fuse_chan *fch, struct fuse_bind_map *map,
 	smp_mb();
 	mine = b && (busy < 0 || READ_ONCE(b->cpu) != busy);
 	/* The device's own readers first, unless they wait for @busy */
-	if (mine && fuse_bind_wake_one(&b->iq.waitq))
+	if (mine && fuse_bind_wake_reader(&b->iq.waitq, &key, sync))
 		return;
 	if (b) {
 		fuse_bind_hint(fch, node);
@@ -446,30 +470,32 @@ static void fuse_bind_wake(struct fuse_chan *fch, struct fuse_bind_map *map,
 	/* Then its pollers, which may not read it: the hint stays */
 	if (mine && fuse_bind_wake_one(&b->pollers))
 		return;
-	for (i = 0; i < map->nr_near && near[i] >= 0; i++) {
-		wait_queue_head_t *wq = &fch->bind_nodes[near[i]].waitq;
-
-		/* Ordered by an smp_mb() above */
-		if (waitqueue_active(wq) &&
-		    __wake_up(wq, TASK_NORMAL, 1, &busy))
+	for (i = 0; i < map->nr_near && near[i] >= 0; i++)
+		if (fuse_bind_wake_reader(&fch->bind_nodes[near[i]].waitq,
+					  &key, sync))
 			return;
-	}
-	/* Ordered by an smp_mb() above */
-	woken = waitqueue_active(&fch->iq.waitq) && wake_up(&fch->iq.waitq);
+	/* Ordered by an smp_mb() above; a sync request is not background */
+	woken = waitqueue_active(&fch->iq.waitq);
+	if (woken && sync)
+		wake_up_sync(&fch->iq.waitq);
+	else if (woken)
+		woken = wake_up(&fch->iq.waitq);
 	kill_fasync(&fch->iq.fasync, SIGIO, POLL_IN);
 	/* No other reader idle: @busy's own after all */
-	if (!woken && b && busy >= 0 && !fuse_bind_wake_one(&b->iq.waitq))
+	if (!woken && b && busy >= 0 &&
+	    !fuse_bind_wake_reader(&b->iq.waitq, &key, false))
 		fuse_bind_wake_one(&b->pollers);
 }
 
 /**
  * fuse_bind_queue - queue a request on the device its CPU maps to
  * @req: the request, with its id and req->cpu set
+ * @sync: wake its reader as wake_up_sync() does: its issuer waits for it
  *
  * Return: true if it is queued there, false if it goes to the shared
  * queue (no device is bound, or the device is going away).
  */
-bool fuse_bind_queue(struct fuse_req *req)
+bool fuse_bind_queue(struct fuse_req *req, bool sync)
 {
 	struct fuse_chan *fch = req->chan;
 	/* Read before it is queued: a reader may end a background one at once */
@@ -492,7 +518,7 @@ bool fuse_bind_queue(struct fuse_req *req)
 		spin_unlock(&b->iq.lock);
 	}
 	if (queued)
-		fuse_bind_wake(fch, map, b, READ_ONCE(b->node), busy);
+		fuse_bind_wake(fch, map, b, READ_ONCE(b->node), busy, sync);
 	rcu_read_unlock();
 	return queued;
 }
@@ -500,10 +526,11 @@ bool fuse_bind_queue(struct fuse_req *req)
 /**
  * fuse_bind_wake_shared - wake a reader for work on the shared queue
  * @fch: the connection
+ * @sync: as for fuse_bind_queue()
  *
  * The nearest idle bound reader, else an unbound one; as stock without a map.
  */
-void fuse_bind_wake_shared(struct fuse_chan *fch)
+void fuse_bind_wake_shared(struct fuse_chan *fch, bool sync)
 {
 	struct fuse_bind_map *map;
 
@@ -511,9 +538,12 @@ void fuse_bind_wake_shared(struct fuse_chan *fch)
 	map = rcu_dereference(fch->bind_map);
 	if (map) {
 		fuse_bind_wake(fch, map, NULL,
-			       fuse_cpu_node(raw_smp_processor_id()), -1);
+			       fuse_cpu_node(raw_smp_processor_id()), -1, sync);
 	} else {
-		wake_up(&fch->iq.waitq);
+		if (sync)
+			wake_up_sync(&fch->iq.waitq);
+		else
+			wake_up(&fch->iq.waitq);
 		kill_fasync(&fch->iq.fasync, SIGIO, POLL_IN);
 	}
 	rcu_read_unlock();
@@ -664,11 +694,13 @@ struct fuse_bind_waiter {
 /* The first wakeup, from either waitqueue, is the reader's to act on */
 static int fuse_bind_woken(struct fuse_bind_waiter *w,
 			   struct wait_queue_entry *wq, unsigned int mode,
-			   int sync)
+			   int sync, struct fuse_bind_key *key)
 {
 	if (atomic_xchg(&w->woken, 1))
 		return 0;
 	default_wake_function(wq, mode, sync, NULL);
+	if (key)
+		key->woken = true;
 	return 1;
 }
 
@@ -676,7 +708,7 @@ static int fuse_bind_wake_own(struct wait_queue_entry *wq, unsigned int mode,
 			      int sync, void *key)
 {
 	return fuse_bind_woken(container_of(wq, struct fuse_bind_waiter, own),
-			       wq, mode, sync);
+			       wq, mode, sync, key);
 }
 
 static int fuse_bind_wake_node(struct wait_queue_entry *wq, unsigned int mode,
@@ -684,11 +716,11 @@ static int fuse_bind_wake_node(struct wait_queue_entry *wq, unsigned int mode,
 {
 	struct fuse_bind_waiter *w = container_of(wq, struct fuse_bind_waiter,
 						  node);
-	const int *busy = key;
+	struct fuse_bind_key *k = key;
 
-	if (*busy >= 0 && READ_ONCE(w->b->cpu) == *busy)
+	if (k->busy >= 0 && READ_ONCE(w->b->cpu) == k->busy)
 		return 0;
-	return fuse_bind_woken(w, wq, mode, sync);
+	return fuse_bind_woken(w, wq, mode, sync, k);
 }
 
 /**
