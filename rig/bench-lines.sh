@@ -14,8 +14,9 @@
 # 20 ms) on the instruction clock without the plugin, at LINES_MIXED_TOPOS,
 # where a held request is a sleep that costs no host time.
 # Then the same workload saturated under the plugin, at LINES_SAT_TOPOS:
-# fuse_bench mixed, four callers per CPU, stock against ours unbound, bound
-# by CPU and by node (no io-uring, no go-fuse), for the transfers per
+# fuse_bench mixed, four callers per CPU, stock (clones per CPU and, on
+# 7.3, FUSE-over-io-uring) against ours unbound, bound by CPU and by node
+# (no go-fuse), for the transfers per
 # request, the cross-node ones, and those of the connection-wide input
 # queue's lines.
 # Writes build/bench-lines/results.md.  Each run is made LINES_RUNS (3)
@@ -183,7 +184,6 @@ sat_modes_of() {	# stock|ours|ab
 	local mode
 	for mode in $(modes_of "$1") $([ "$1" = ab ] || [ "$1" = stock ] ||
 				      [ "${LINES_NODE:-1}" != 1 ] || echo nodecpus); do
-		[ "$mode" != uring ] || continue
 		[ -z "${LINES_SAT_MODES:-}" ] ||
 			[[ " $LINES_SAT_MODES " = *" $mode "* ]] || continue
 		echo "$mode"
@@ -212,7 +212,7 @@ sat_modes_of() {	# stock|ours|ab
 # clock is not deterministic once its I/O thread injects an event, so the
 # tables give the median and the spread of the runs
 # With "sat", the saturated workload: fuse_bench mixed, four callers per
-# CPU, each holding one request in 100 (no io-uring, no go-fuse)
+# CPU, each holding one request in 100 (no go-fuse)
 lines_plan() {	# CPUS [sat]
 	local cpus=$1 m mode wl callers t ops r
 	for m in $(lines_modules); do

@@ -569,7 +569,7 @@ def shared_queue(counts, res, bound):
     return sum(m for m, _ in moved), sum(c for _, c in moved)
 
 
-SAT_MODES = ["stock clone_fd", "ours unbound", "ours bound", "ours node",
+SAT_MODES = ["stock clone_fd", "stock io-uring", "ours unbound", "ours bound", "ours node",
              "ours nodecpus", "other bound", "other node"]
 
 
@@ -630,6 +630,12 @@ def sat_report(dirs, smap):
                 "%s: cross-node %s, connection-wide queue lines %s" % (
                     m, ratio(v[0], base[0]), ratio(v[1], base[1]))
                 for m, v in med.items() if m != "stock clone_fd") + ".")
+        ring = med.get("stock io-uring")
+        if ring:
+            w("\nCross-node transfers against stock io-uring (ratio of "
+              "medians): " + "; ".join(
+                  "%s %s" % (m, ratio(v[0], ring[0]))
+                  for m, v in med.items() if m.startswith("ours")) + ".")
     return out
 
 
