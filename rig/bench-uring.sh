@@ -13,8 +13,8 @@
 # Workloads: fuse_bench's getattr and 4 KiB direct reads against its raw
 # server (the same minimal daemon on every transport: its ring mode for
 # io-uring), one caller and one per vCPU; fio against libfuse 3.18's
-# passthrough_hp (sid's fuse3, rig/libfuse318.sh: --clone-fd,
-# -o io_uring, -o clone_bind=cpu|node): 4 KiB direct random reads with
+# passthrough_hp and passthrough_ll (sid's fuse3, rig/libfuse318.sh:
+# clone_fd, -o io_uring, -o clone_bind=cpu|node): 4 KiB direct random reads with
 # the psync and io_uring engines, one job and one per vCPU, iodepth 1 and
 # 4, sequential buffered reads (readahead), and fio's metadata jobs.
 # Then kernel instructions per getattr and per 4 KiB read of each
@@ -53,9 +53,11 @@ for ((r = 1; r <= reps; r++)); do
 	for m in $(module_order "$r"); do
 		echo "module $m"
 		if [ $m = stock ]; then
-			modes="unbound uring" fmodes="hp-stock hp-uring"
+			modes="unbound uring"
+			fmodes="hp-stock hp-uring ll-stock ll-uring"
 		else
-			modes="unbound bound node" fmodes="hp-ours hp-node"
+			modes="unbound bound node"
+			fmodes="hp-ours hp-node ll-ours ll-node"
 		fi
 		for wl in getattr read; do
 			for t in 1 "$ncpu"; do

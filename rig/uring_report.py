@@ -11,9 +11,10 @@ of rig/pathprof.py (its totals row) and the plan that named the workload.
 The transports:
 
   stock     stock fuse.ko, a clone per CPU, its reader pinned there
-            (libfuse -o clone_fd); fio: passthrough_hp --clone-fd
+            (libfuse -o clone_fd); fio: passthrough_hp --clone-fd,
+            passthrough_ll -o clone_fd
   io-uring  stock fuse.ko, FUSE-over-io-uring, a ring queue per CPU;
-            fio: libfuse's passthrough_hp -o io_uring
+            fio: libfuse's passthrough_hp and passthrough_ll -o io_uring
   unbound   ours, a clone per CPU, not bound (fuse_bench alone)
   cpu       ours, a clone bound to each CPU; fio: -o clone_bind=cpu
   node      ours, a clone bound to each node, one reader thread each;
@@ -39,16 +40,20 @@ LABEL = {"stock": "stock clone per CPU", "io-uring": "io-uring",
 BENCH = {("stock", "unbound"): "stock", ("stock", "uring"): "io-uring",
          ("ours", "unbound"): "unbound", ("ours", "bound"): "cpu",
          ("ours", "node"): "node"}
-FIO = {"hp-stock": "stock", "hp-uring": "io-uring", "hp-ours": "cpu",
-       "hp-node": "node"}
+# fio's modes (rig/tests/fuse_fio_bench.sh): (daemon, transport)
+FIO = {"hp-stock": ("hp", "stock"), "hp-uring": ("hp", "io-uring"),
+       "hp-ours": ("hp", "cpu"), "hp-node": ("hp", "node"),
+       "ll-stock": ("ll", "stock"), "ll-uring": ("ll", "io-uring"),
+       "ll-ours": ("ll", "cpu"), "ll-node": ("ll", "node")}
+DAEMON = {"hp": "passthrough_hp", "ll": "passthrough_ll"}
 FIOF = ["mode", "workload", "jobs", "depth", "mibs", "iops", "p99", "own",
         "ipis"]
 
 
 def parse(rundir):
     """{(transport, workload, threads): [row]} of bench_report.parse()'s
-    fuse_bench rows, and {(transport, wl, jobs, depth): [row]} of the
-    "@fio" lines"""
+    fuse_bench rows, and {daemon: {(transport, wl, jobs, depth): [row]}}
+    of the "@fio" lines"""
     bench, fio = {}, {}
     for r in bench_report.parse(rundir)[0]:
         t = BENCH.get((r["module"], r["mode"]))
@@ -58,10 +63,11 @@ def parse(rundir):
     with open(os.path.join(rundir, "results.log"), errors="replace") as f:
         for line in f:
             r = dict(zip(FIOF, line.split()[1:]))
-            t = FIO.get(r.get("mode")) if line.startswith("@fio ") else None
-            if t and "ipis" in r:
-                fio.setdefault((t, r["workload"], int(r["jobs"]),
-                                int(r["depth"])), []).append(r)
+            dt = FIO.get(r.get("mode")) if line.startswith("@fio ") else None
+            if dt and "ipis" in r:
+                fio.setdefault(dt[0], {}).setdefault(
+                    (dt[1], r["workload"], int(r["jobs"]),
+                     int(r["depth"])), []).append(r)
     return bench, fio
 
 
@@ -114,11 +120,13 @@ def pathprof_totals(d):
 
 def main():
     outp, rundir, pdirs = sys.argv[1], sys.argv[2], sys.argv[3:]
-    bench, fio = parse(rundir)
+    bench, fios = parse(rundir)
+    fio = fios.get("hp", {})
     gate = Gate("wall-clock tables")
     lines = []
     say = lines.append
-    ncpu = max([k[2] for k in bench] + [k[2] for k in fio] + [1])
+    ncpu = max([k[2] for k in bench] + [k[2] for f in fios.values()
+                                        for k in f] + [1])
     paths = {}
     for d in pdirs:
         if os.path.exists(os.path.join(d, "profile.md")):
@@ -172,21 +180,23 @@ def main():
         say(f"| {wl} | {th} | " + " | ".join(cells) + " | " +
             " | ".join(rat) + " |")
 
-    ft = [t for t in TRANSPORTS if any(k[0] == t for k in fio)]
-    say("\n### fio against passthrough_hp (IOPS; MiB/s for seqread)\n")
-    say("| workload | jobs | depth | " + " | ".join(LABEL[t] for t in ft) +
-        " | cpu / io-uring | cpu / stock | node / io-uring |")
-    say("| --- " * (len(ft) + 6) + "|")
-    for wl, j, d in sorted({k[1:] for k in fio}):
-        key = "mibs" if wl == "seqread" else "iops"
-        cells = [cell(fio.get((t, wl, j, d)), key,
-                      1 if key == "mibs" else 0) for t in ft]
-        rat = [gate.ratio_of(vals(fio.get((a, wl, j, d)), key),
-                             vals(fio.get((b, wl, j, d)), key))
-               for a, b in (("cpu", "io-uring"), ("cpu", "stock"),
-                            ("node", "io-uring"))]
-        say(f"| {wl} | {j} | {d} | " + " | ".join(cells) + " | " +
-            " | ".join(rat) + " |")
+    for dm in sorted(fios):
+        fio = fios[dm]
+        ft = [t for t in TRANSPORTS if any(k[0] == t for k in fio)]
+        say(f"\n### fio against {DAEMON[dm]} (IOPS; MiB/s for seqread)\n")
+        say("| workload | jobs | depth | " + " | ".join(LABEL[t] for t in ft) +
+            " | cpu / io-uring | cpu / stock | node / io-uring |")
+        say("| --- " * (len(ft) + 6) + "|")
+        for wl, j, d in sorted({k[1:] for k in fio}):
+            key = "mibs" if wl == "seqread" else "iops"
+            cells = [cell(fio.get((t, wl, j, d)), key,
+                          1 if key == "mibs" else 0) for t in ft]
+            rat = [gate.ratio_of(vals(fio.get((a, wl, j, d)), key),
+                                 vals(fio.get((b, wl, j, d)), key))
+                   for a, b in (("cpu", "io-uring"), ("cpu", "stock"),
+                                ("node", "io-uring"))]
+            say(f"| {wl} | {j} | {d} | " + " | ".join(cells) + " | " +
+                " | ".join(rat) + " |")
 
     if paths:
         say("\n### Kernel instructions per operation (instruction clock)\n")

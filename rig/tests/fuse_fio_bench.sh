@@ -19,6 +19,8 @@
 #   hp-node   passthrough_hp -o clone_bind=node on ours
 #   hp-uring  libfuse's own passthrough_hp -o io_uring on stock fuse.ko,
 #             enable_uring set for the run (libfuse 3.18 and Linux 6.14 on)
+#   ll-uring  the same with libfuse's own passthrough_ll
+#   ll-node   our libfuse, passthrough_ll -o clone_bind=node on ours
 #
 # Environment: FIO_ENGINES, the engines of the random reads ("libaio";
 # psync runs at iodepth 1 alone), FIO_SEQ=1 adds sequential buffered
@@ -159,7 +161,7 @@ stop() {
 	wait $DPID
 	grep -v 'Ignoring invalid max threads' $LOG | sed 's/^/# /'
 	DPID=
-	[ $MODE != hp-uring ] || echo 0 > $URING
+	case $MODE in *-uring) echo 0 > $URING ;; esac
 }
 trap 'stop; trace_off' EXIT
 
@@ -284,13 +286,20 @@ up() {
 		DIR=$MNT
 		echo 1 > $URING || { say "no enable_uring here"; exit 1; }
 		start $LF_STOCK/example/passthrough_hp --foreground $hp -o io_uring $SRC $MNT ;;
+	ll-uring)
+		DIR=$MNT
+		echo 1 > $URING || { say "no enable_uring here"; exit 1; }
+		start $LF_STOCK/example/passthrough_ll -f -o source=$SRC$ll,io_uring $MNT ;;
+	ll-node)
+		DIR=$MNT
+		start $LF_OURS/example/passthrough_ll -f -o source=$SRC$ll,clone_bind=node $MNT ;;
 	esac
 }
 
 case "$MODE" in
-nofuse|ll-stock|ll-ours|ll-unbound|hp-stock|hp-ours|hp-node|hp-uring) ;;
+nofuse|ll-stock|ll-ours|ll-unbound|ll-node|ll-uring|hp-stock|hp-ours|hp-node|hp-uring) ;;
 *)
-	echo "usage: $0 nofuse|ll-stock|ll-ours|ll-unbound|hp-stock|hp-ours|hp-node|hp-uring [RUNTIME [JOBS [DEPTHS [METAJOBS]]]]" >&2
+	echo "usage: $0 nofuse|ll-stock|ll-ours|ll-unbound|ll-node|ll-uring|hp-stock|hp-ours|hp-node|hp-uring [RUNTIME [JOBS [DEPTHS [METAJOBS]]]]" >&2
 	exit 2 ;;
 esac
 mkdir -p $SRC
