@@ -16,9 +16,8 @@
 # Then the same workload saturated under the plugin, at LINES_SAT_TOPOS:
 # fuse_bench mixed, four callers per CPU, stock (clones per CPU and, on
 # 7.3, FUSE-over-io-uring) against ours unbound, bound by CPU and by node
-# (no go-fuse), for the transfers per
-# request, the cross-node ones, and those of the connection-wide input
-# queue's lines.
+# (no go-fuse), for the transfers per request, the cross-node ones, and
+# those of the connection-wide input queue's lines.
 # Writes build/bench-lines/results.md.  Each run is made LINES_RUNS (3)
 # times in the boot, and the tables give the median and the spread.
 #

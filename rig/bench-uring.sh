@@ -14,8 +14,8 @@
 # server (the same minimal daemon on every transport: its ring mode for
 # io-uring), one caller and one per vCPU; fio against libfuse 3.18's
 # passthrough_hp and passthrough_ll (sid's fuse3, rig/libfuse318.sh:
-# clone_fd, -o io_uring, -o clone_bind=cpu|node): 4 KiB direct random reads with
-# the psync and io_uring engines, one job and one per vCPU, iodepth 1 and
+# clone_fd, -o io_uring, -o clone_bind=cpu|node): 4 KiB direct random
+# reads with the psync and io_uring engines, one job and one per vCPU, iodepth 1 and
 # 4, sequential buffered reads (readahead), and fio's metadata jobs.
 # Then kernel instructions per getattr and per 4 KiB read of each
 # transport on QEMU's instruction clock (rig/pathprof.sh, 2 vCPUs), and

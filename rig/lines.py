@@ -569,8 +569,8 @@ def shared_queue(counts, res, bound):
     return sum(m for m, _ in moved), sum(c for _, c in moved)
 
 
-SAT_MODES = ["stock clone_fd", "stock io-uring", "ours unbound", "ours bound", "ours node",
-             "ours nodecpus", "other bound", "other node"]
+SAT_MODES = ["stock clone_fd", "stock io-uring", "ours unbound", "ours bound",
+             "ours node", "ours nodecpus", "other bound", "other node"]
 
 
 def sat_report(dirs, smap):
