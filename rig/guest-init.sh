@@ -24,6 +24,14 @@ else
 	mount -t tmpfs tmp /tmp
 fi
 mount -t debugfs none /sys/kernel/debug 2>/dev/null
+# Events without the tracer's command-line recorder: its first event
+# patches the scheduler's wakeup tracepoints while other vCPUs run them,
+# which has stopped TCG guests with an int3 oops in ttwu_do_activate()
+t=/sys/kernel/tracing
+[ -d $t/events ] || mount -t tracefs nodev $t 2>/dev/null
+for o in record-cmd record-tgid; do
+	echo 0 2>/dev/null > $t/options/$o
+done
 # Leaks from before the tests are not theirs (see fuse_kmemleak.sh)
 if [ -w /sys/kernel/debug/kmemleak ]; then
 	echo scan > /sys/kernel/debug/kmemleak
