@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""The table of dio-depth1.sh's results logs: per fio case and transport,
+"""The table of depth1.sh's results logs: per fio case and transport,
 every phase's IOPS in boot order (the warm-up phase left out), their
 median, its ratio to stock's, the spread of stock's own phases, a
 two-sided permutation test of the difference from stock, the daemon's
 context switches per read and the share read on the issuing CPU; and for
-raw-depth1.sh's fuse_bench lines (the 3000-operation warm-up left out)
+its raw runs' fuse_bench lines (the 3000-operation warm-up left out)
 the same per workload and mode, with the round trip's median."""
 import collections
 import random
