@@ -5,7 +5,7 @@
 # nodes) after a warm-up phase, ROUNDS rounds (4).  Run from the
 # repository root after make bench-uring has built build/7.3/modules-bench
 # and build/7.3/tests:
-#   bash bench/2026-12-06-dio-depth1/depth1.sh fio|raw OUT [ROUNDS [MODES]]
+#   bash bench/2026-12-06-dio-depth1/depth1.sh fio|raw|pipe OUT [ROUNDS [MODES]]
 # fio: one fio job of 4 KiB random direct reads pinned to CPU 1 at
 #   iodepth 1 (libaio, and psync for a synchronous reference) against
 #   libfuse 3.18.3's passthrough_hp over tmpfs (profile-depth.sh of
@@ -18,6 +18,9 @@
 #   of MODES (default: bound, those clones bound to their CPUs, and
 #   nodecpus, a clone per node read by a thread per CPU free on the
 #   node's CPUs; boot 5 ran node, one reader thread per node).
+# pipe: no FUSE, fuse_bench pipe: two threads or two processes passing a
+#   byte over two pipes on one vCPU or on two, 20,000 round trips, ROUNDS
+#   rounds, no warm-up.
 set -eu
 kind=$1 out=$(realpath -m "$2") rounds=${3:-4}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,7 +29,8 @@ fio)	modes=${4:-"ours node"} timeout=3000
 	warm="sh 300 /tests/profile-depth.sh stock libaio:1" ;;
 raw)	modes=${4:-"bound nodecpus"} timeout=1500
 	warm="run 120 fuse_bench unbound read 1 3000" ;;
-*)	echo "usage: $0 fio|raw OUT [ROUNDS [MODES]]" >&2; exit 2 ;;
+pipe)	modes= timeout=600 warm= ;;
+*)	echo "usage: $0 fio|raw|pipe OUT [ROUNDS [MODES]]" >&2; exit 2 ;;
 esac
 # One phase of module $1
 phase() {
@@ -46,7 +50,13 @@ phase() {
 	done
 }
 mkdir -p "$out"
-{
+if [ "$kind" = pipe ]; then
+	for r in $(seq "$rounds"); do
+		for m in same same-process cross cross-process; do
+			echo "run 60 fuse_bench pipe $m 20000"
+		done
+	done > "$out/plan"
+else {
 	if [ "$kind" = fio ]; then
 		# Events without the command-line recorder (as rig/guest-init.sh
 		# does since): enabling it patches the scheduler's wakeup path,
@@ -64,7 +74,12 @@ mkdir -p "$out"
 		done
 	done
 } > "$out/plan"
+fi
 rig/initramfs.sh "$out/initramfs.cpio.gz" "$out/plan" build/7.3/modules-bench build/7.3/tests
 BASE=7.3 rig/guest.sh build/7.3/kernel-bench/arch/x86/boot/bzImage \
 	"$out/initramfs.cpio.gz" "$out" 2node "$timeout"
-python3 "$here/depth1_table.py" "$out/results.log"
+if [ "$kind" = pipe ]; then
+	grep '^pipe-' "$out/results.log" | cut -f1,6
+else
+	python3 "$here/depth1_table.py" "$out/results.log"
+fi

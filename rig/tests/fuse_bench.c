@@ -43,9 +43,11 @@
  *   that cut make bench-lines' counts (rig/pathprof/lines.c) around the
  *   measured operations alone.
  *
- *   fuse_bench pipe same|cross OPS
+ *   fuse_bench pipe same|cross|same-process|cross-process OPS
  *     ping-pong over two pipes between two threads on one CPU or on two:
- *     the floor a FUSE round trip can approach.
+ *     the floor a FUSE round trip can approach; -process: between two
+ *     processes, as a daemon and its caller are (under TCG each switch
+ *     between them loads another page table, which flushes QEMU's TLB).
  *
  * Prints one tab-separated line:
  *   mode workload threads ops secs ops_per_s p50_us p99_us
@@ -69,6 +71,7 @@
 #include <linux/aio_abi.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -404,7 +407,7 @@ int main(int argc, char **argv)
 		return pipe_bench(argv[2], atol(argv[3]));
 	if (argc != 5) {
 		fprintf(stderr, "usage: %s single|unbound|bound|node|nodecpus|uring getattr|read|dread|aread|open|create|mixed THREADS OPS\n"
-			"       %s pipe same|cross OPS\n", argv[0], argv[0]);
+			"       %s pipe same|cross|same-process|cross-process OPS\n", argv[0], argv[0]);
 		return 2;
 	}
 	mode = argv[1];
@@ -586,6 +589,7 @@ static int pipe_bench(const char *how, long ops)
 	struct pp x;
 	pthread_t t;
 	double t0, secs;
+	pid_t pid = 0;
 	char c = 'x';
 	long i;
 
@@ -594,15 +598,28 @@ static int pipe_bench(const char *how, long ops)
 	x.in = a[0];
 	x.out = b[1];
 	x.ops = ops;
-	x.cpu = strcmp(how, "same") ? 1 % nr_cpus_online() : 0;
+	x.cpu = strncmp(how, "same", 4) ? 1 % nr_cpus_online() : 0;
 	pin_to_cpu(0);
-	pthread_create(&t, NULL, pong, &x);
+	if (strstr(how, "-process")) {
+		pid = fork();
+		if (pid < 0)
+			return 1;
+		if (!pid) {
+			pong(&x);
+			_exit(0);
+		}
+	} else if (pthread_create(&t, NULL, pong, &x)) {
+		return 1;
+	}
 	t0 = now_us();
 	for (i = 0; i < ops; i++)
 		if (write(a[1], &c, 1) != 1 || read(b[0], &c, 1) != 1)
 			break;
 	secs = (now_us() - t0) / 1e6;
-	pthread_join(t, NULL);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	else
+		pthread_join(t, NULL);
 	printf("pipe-%s\tping-pong\t1\t%ld\t%.6f\t%.0f\t%.1f\t%.1f\t-\t-\t-\t-\t%ld\n",
 	       how, ops, secs, ops / secs, secs * 1e6 / ops, secs * 1e6 / ops,
 	       ops);
