@@ -2,18 +2,11 @@
 /*
  * FUSE: /dev/fuse devices bound to CPUs and NUMA nodes
  *
- * FUSE_DEV_IOC_BIND gives a device an input queue of its own, and each
- * possible CPU maps to a bound device: the one bound to it, else one of the
- * nearest nodes' with any, a node's CPUs taking turns.  A request waits on
- * the queue of the device its CPU maps to and wakes the nearest idle reader:
- * one of that device, else one of its node, else one of the nearest node
- * with one, else any reader of the connection.  A reader takes the shared
- * queue's work first (interrupts, forgets, resent requests), then its own
- * device's, then the other devices' of the nodes whose hint says that a
- * request was left to them, nearest first, and sleeps only when all are
- * empty.  So no request waits while a reader is idle, and a device's queue
- * is touched by its CPU's callers and its own readers alone while they
- * keep up.
+ * A bound device has an input queue of its own, and each CPU maps to a
+ * bound device: its own, else one of the nearest node's.  A request waits
+ * there and wakes the nearest idle reader: the device's, its node's, the
+ * nearest other node's, any.  A reader takes the shared queue's work first,
+ * then its device's, then that of hinted nodes, nearest first.
  *
  * Lock order: bind_mutex, fch->lock, a device's queue lock, fch->iq.lock.
  * See Documentation/filesystems/fuse/fuse-clone-queues.rst.
@@ -47,27 +40,23 @@ struct fuse_bound {
 };
 
 /*
- * The idle readers of a node's devices wait here too.  @queued is set while
- * a request on one of them may be left to the readers of another device:
- * only then do they look at the node's queues (fuse_bind_next()).
+ * The idle readers of a node's devices wait here too.  @queued: a request
+ * on one of them may be left to another device's readers (fuse_bind_next())
  */
 struct fuse_bind_node {
 	wait_queue_head_t waitq;
 	bool queued ____cacheline_aligned_in_smp;
 } ____cacheline_aligned_in_smp;
 
-/*
- * Where each CPU's requests go, and where a reader looks for work, nearest
- * first; rebuilt when a binding changes, published with RCU.
- */
+/* Where each CPU's requests go, and the nodes nearest each; RCU */
 struct fuse_bind_map {
 	struct rcu_head rcu;
 	unsigned int nr_devs;
 	unsigned int nr_near;
 	struct fuse_bound **devs;	/* by node: n's from devs[first[n]] */
 	unsigned int *first;		/* nr_node_ids + 1 */
-	int *near;			/* per node, nr_near nodes: with devices, */
-					/* nearest first, -1 after the last */
+	int *near;			/* per node: those with devices, nearest */
+					/* first, -1 after the last (nr_near) */
 	unsigned int *turn;		/* per node: its CPUs' turns, in filling */
 	struct fuse_bound *dev[];	/* per possible CPU */
 };
@@ -160,10 +149,9 @@ static void fuse_bind_fill(struct fuse_chan *fch, struct fuse_bind_map *map)
 }
 
 /*
- * Publish @map, filled from fch->bound, or none if no device is bound.
- * Without a map, a device that is going away (@gone) is taken off the old
- * one in place, and its CPUs' requests go to the shared queue until the
- * next binding: releasing must not fail.
+ * Publish @map, filled from fch->bound, or none if nothing is bound.  With
+ * no memory for a map, @gone is taken off the old one in place: its CPUs'
+ * requests go to the shared queue until the next binding.
  */
 static void fuse_bind_publish(struct fuse_chan *fch, struct fuse_bind_map *map,
 			      struct fuse_bound *gone)
@@ -190,9 +178,8 @@ static void fuse_bind_publish(struct fuse_chan *fch, struct fuse_bind_map *map,
 }
 
 /*
- * Disconnect @b's queue, so that nothing is queued there again, and move
- * what waits there to the shared queue, waking a reader for each.  If the
- * shared queue is disconnected, the abort under way ends them on @b.
+ * Disconnect @b's queue and move what waits there to the shared queue,
+ * waking a reader for each; if that is disconnected, the abort ends them.
  */
 static void fuse_bind_requeue(struct fuse_chan *fch, struct fuse_bound *b)
 {
@@ -215,10 +202,7 @@ static void fuse_bind_requeue(struct fuse_chan *fch, struct fuse_bound *b)
 		fuse_bind_wake_shared(fch, false);
 }
 
-/*
- * Take @b off the map (bind_mutex held), and move what waits on its queue
- * to the shared one; its readers wake and wait as unbound ones.  Cannot fail.
- */
+/* Take @b off the map and empty its queue; its readers wait as unbound */
 static void fuse_bind_unmap(struct fuse_chan *fch, struct fuse_bound *b)
 {
 	struct fuse_bind_map *map = NULL;
@@ -226,10 +210,7 @@ static void fuse_bind_unmap(struct fuse_chan *fch, struct fuse_bound *b)
 	if (list_empty(&b->entry))
 		return;
 	list_del_init(&b->entry);
-	/*
-	 * No reclaim here: a daemon's close may not wait for writeback to
-	 * its own mount.  Without memory the old map is cleared in place.
-	 */
+	/* No reclaim: a daemon's close may not wait for its own writeback */
 	if (!list_empty(&fch->bound))
 		map = fuse_bind_map_alloc(list_count_nodes(&fch->bound),
 					  GFP_NOWAIT | __GFP_NOWARN);
@@ -276,10 +257,8 @@ static int fuse_bind_check(struct fuse_chan *fch, struct fuse_bound *b,
  * @fud: the device, which has a connection
  * @uarg: the binding, struct fuse_dev_bind
  *
- * A device gets its queue at its first binding and keeps it until it is
- * released.  Unbound or bound again, what waited on its queue moves to
- * the shared queue; unbound, it is off the map.  Unbinding a device that
- * is not bound does nothing.
+ * A device keeps the queue of its first binding until it is released.
+ * Unbound or bound again, what waited there moves to the shared queue.
  *
  * Return: 0, or a negative errno as uapi/linux/fuse.h documents; a failed
  * binding changes nothing.
@@ -323,8 +302,7 @@ long fuse_bind_ioctl(struct fuse_dev *fud,
 		if (!b)
 			goto out;
 		fuse_iqueue_init(&b->iq, fch->iq.ops, NULL);
-		/* Takes no request until it is connected below */
-		b->iq.connected = 0;
+		b->iq.connected = 0;	/* until below */
 		init_waitqueue_head(&b->pollers);
 		lockdep_set_class(&b->iq.lock, &fuse_bound_lock_key);
 		INIT_LIST_HEAD(&b->entry);
@@ -334,10 +312,7 @@ long fuse_bind_ioctl(struct fuse_dev *fud,
 		nodes = NULL;
 		static_branch_enable(&fuse_bind_used);
 	}
-	/*
-	 * Bound again, what waits on its queue goes to the shared queue first,
-	 * so that a device holds requests only under the node it is mapped to
-	 */
+	/* A device holds requests only under the node it is mapped to */
 	if (!list_empty(&b->entry))
 		fuse_bind_requeue(fch, b);
 	/* Read locklessly by wakeups */
@@ -368,7 +343,7 @@ out:
  * fuse_bind_release - unbind a device that is going away, free its queue
  * @fud: the device
  *
- * What waits on its queue goes to the shared queue.  Cannot fail.
+ * What waits on its queue goes to the shared queue.
  */
 void fuse_bind_release(struct fuse_dev *fud)
 {
@@ -385,15 +360,6 @@ void fuse_bind_release(struct fuse_dev *fud)
 	fud->iq = NULL;
 	spin_unlock(&fch->lock);
 	kfree_rcu(b, rcu);
-}
-
-/**
- * fuse_bind_free - free what binding allocated for a connection
- * @fch: the connection, which has no devices left
- */
-void fuse_bind_free(struct fuse_chan *fch)
-{
-	kvfree(fch->bind_nodes);
 }
 
 /* A request on @node's devices is left to whichever reader comes first */
@@ -434,13 +400,10 @@ static bool fuse_bind_wake_reader(wait_queue_head_t *wq,
 
 /*
  * Wake the nearest idle reader for work on @b's queue (NULL: the shared
- * queue's) from @node: one of @b, else one of each node nearest @node
- * first, else an unbound reader, and every poller.  The readers of the
- * device bound to @busy, the CPU of a background request's issuer, which
- * may keep that CPU (readahead, writeback, a real-time task's direct
- * I/O), come last: woken only if no other reader was.  With @sync, as
- * stock's wake_up_sync(), the issuer is about to wait for the request: a
- * reader free to run on the issuer's CPU may be placed there.
+ * queue's) from @node: one of @b, else of each node nearest @node first,
+ * else an unbound one.  The readers of the device bound to @busy, the CPU
+ * of a background request's issuer, which may keep that CPU (readahead,
+ * writeback), come last.  @sync: as wake_up_sync(), the issuer waits.
  */
 static void fuse_bind_wake(struct fuse_chan *fch, struct fuse_bind_map *map,
 			   struct fuse_bound *b, int node, int busy, bool sync)
@@ -452,10 +415,9 @@ static void fuse_bind_wake(struct fuse_chan *fch, struct fuse_bind_map *map,
 	int woken;
 
 	/*
-	 * The work is queued before the waitqueues are looked at, and a
-	 * reader is on them before it looks for work (set_current_state() in
-	 * fuse_bind_wait(), smp_mb() in fuse_dev_poll()): each sees the other,
-	 * so the lockless waitqueue_active() below misses no sleeper.
+	 * Queued before the waitqueues are looked at; a reader is on them
+	 * before it looks for work (set_current_state() in fuse_bind_wait(),
+	 * smp_mb() in fuse_dev_poll()): waitqueue_active() misses no sleeper.
 	 */
 	smp_mb();
 	mine = b && (busy < 0 || READ_ONCE(b->cpu) != busy);
@@ -492,8 +454,7 @@ static void fuse_bind_wake(struct fuse_chan *fch, struct fuse_bind_map *map,
  * @req: the request, with its id and req->cpu set
  * @sync: wake its reader as wake_up_sync() does: its issuer waits for it
  *
- * Return: true if it is queued there, false if it goes to the shared
- * queue (no device is bound, or the device is going away).
+ * Return: true if queued there, false if it goes to the shared queue.
  */
 bool fuse_bind_queue(struct fuse_req *req, bool sync)
 {
@@ -577,19 +538,15 @@ static struct fuse_bound *fuse_bind_scan(struct fuse_bind_map *map, int node,
  * fuse_bind_next - the queue a reader of @fud takes from next
  * @fud: the reading device
  *
- * The shared queue if it has work or the connection binds nothing, else
- * @fud's own queue if it holds a request, else another device's that
- * does, its node's first and the nearest nodes' next.  Only the nodes
- * whose queued hint is set are looked at: a request whose device's reader
- * was woken for it is that reader's.  A reader that finds nothing else
- * there clears the hint, and looks again at every device of the node, on
- * the map of the moment: what was queued meanwhile is seen then, or keeps
- * the hint set.  A reader that leaves its own device's work sets its
- * node's hint.  Every FUSE_BIND_BATCH-th read looks at the
- * other devices before its own, so that no request waits for long behind
- * its device's busy readers while the others keep up with their own.
- * A lockless look: the caller locks the queue under rcu_read_lock(), which
- * keeps a device's queue until then, and looks again if it is empty by then.
+ * The shared queue if it has work or nothing is bound, else @fud's own
+ * queue if it holds a request, else another device's that does, in the
+ * nodes whose hint is set, nearest first: a request whose reader was woken
+ * for it is that reader's.  Finding nothing there, a reader clears the
+ * hint and looks once more, on the map of the moment: what was queued
+ * meanwhile keeps it set.  Leaving its own device's work, a reader sets
+ * its node's hint; every FUSE_BIND_BATCH-th read looks at the others
+ * first.  Lockless: the caller locks the queue under rcu_read_lock() and
+ * looks again if it is empty by then.
  *
  * Return: that queue, or the shared one if every queue looks empty.
  */
@@ -649,9 +606,8 @@ leave:
  * fuse_bind_pending - is there work for a reader of @fud?
  * @fud: the reading device
  *
- * Return: true if fuse_bind_next() finds work on the shared queue or on a
- * device's, or the shared queue is disconnected.  Lockless: a reader that
- * sleeps after a false is woken for what comes next.
+ * Return: true if fuse_bind_next() finds work, or the shared queue is
+ * disconnected.  Lockless: a reader that sleeps after false is woken.
  */
 bool fuse_bind_pending(struct fuse_dev *fud)
 {
@@ -672,9 +628,8 @@ bool fuse_bind_pending(struct fuse_dev *fud)
  * fuse_bind_pollq - the waitqueue of a bound device's pollers
  * @fiq: the device's queue, a bound device's
  *
- * Apart from its readers' (@fiq->waitq), so that a wakeup knows whether it
- * reached a reader, which reads what it was woken for, or a poller, which
- * may not.
+ * Apart from its readers' (@fiq->waitq): a poller may not read what it
+ * was woken for.
  *
  * Return: the waitqueue.
  */
@@ -728,9 +683,8 @@ static int fuse_bind_wake_node(struct wait_queue_entry *wq, unsigned int mode,
  * @fud: the reading device
  *
  * A reader of a bound device waits on its device's waitqueue and its
- * node's; any other reader, on the shared queue's.  A reader that a wakeup
- * chose returns even on a signal, as an exclusive waiter must, and takes
- * what there is.
+ * node's, any other on the shared queue's.  A reader that a wakeup chose
+ * returns even on a signal, as an exclusive waiter must.
  *
  * Return: 0, or -ERESTARTSYS.
  */
