@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # The guest side of results.md: fio's 4 KiB random direct reads, one job
-# pinned to CPU 1 (ENGINE:DEPTH) or JOBS jobs, one pinned to each of CPUs
-# 0 to JOBS-1 (ENGINE:DEPTH:JOBS), against libfuse 3.18.3's passthrough_hp over tmpfs,
-# one transport per call, each ENGINE:DEPTH for 8 s, with cpu_sample
-# (rig/tests) sampling every vCPU for the middle 4 s:
+# pinned to CPU 1, or to $FIO_CPU (ENGINE:DEPTH), or JOBS jobs, one pinned
+# to each of CPUs 0 to JOBS-1 (ENGINE:DEPTH:JOBS), against libfuse
+# 3.18.3's passthrough_hp over tmpfs, one transport per call, each
+# ENGINE:DEPTH for 8 s, with cpu_sample (rig/tests) sampling every vCPU
+# for the middle 4 s:
 #   profile-depth.sh ours|node|stock|uring ENGINE:DEPTH[:JOBS]...
 # ours: -o clone_bind=cpu, node: -o clone_bind=node (ours, or any
 # other build of the series, loaded);
@@ -13,7 +14,9 @@
 # daemon thread's /proc stat and status, the context switches of the
 # daemon's threads per read (a thread that takes several requests per
 # wakeup switches less than once a read), their clock ticks, and the
-# CPUs those threads ran on.
+# CPUs those threads ran on.  PROFILE=0: neither cpu_sample nor the
+# trace window, whose work (a sampler process, an event per read) lands
+# on the vCPUs that a pinned daemon shares.
 T=$(cd "$(dirname "$0")" && pwd)
 . $T/libfuse.conf
 MODE=$1
@@ -69,9 +72,10 @@ reads_by_cpu() {
 		END { for (k in n) print p, "cpu", k, n[k] }' $TR/trace | sort
 }
 for ed in "$@"; do
-	e=${ed%%:*} d=${ed#*:} j=1 cpus=1
+	e=${ed%%:*} d=${ed#*:} j=1 cpus=${FIO_CPU:-1}
 	case $d in *:*) j=${d#*:} d=${d%:*} cpus=0-$((j - 1)) ;; esac
 	dl=$d; [ $j = 1 ] || dl=${d}x$j
+	[ $cpus = 1 ] || [ $j != 1 ] || dl=${d}cpu$cpus
 	threads > /tmp/pp.t0
 	timeout -s KILL 120 $FIO $RR --rw=randread --direct=1 --ioengine=$e --numjobs=$j \
 		--iodepth=$d --cpus_allowed=$cpus --cpus_allowed_policy=split \
@@ -79,8 +83,10 @@ for ed in "$@"; do
 		--output-format=terse --terse-version=3 > /tmp/pp.fio 2>&1 &
 	FP=$!
 	sleep 2
-	$T/cpu_sample 4 500 30 | sed "s/^@/@$MODE-$e-$dl /"
-	reads_by_cpu
+	if [ "${PROFILE:-1}" = 1 ]; then
+		$T/cpu_sample 4 500 30 | sed "s/^@/@$MODE-$e-$dl /"
+		reads_by_cpu
+	fi
 	wait $FP
 	threads > /tmp/pp.t1
 	n=$(awk -F';' '/^3;/ { print $8 * 8 }' /tmp/pp.fio)

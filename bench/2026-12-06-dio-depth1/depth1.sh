@@ -11,7 +11,8 @@
 #   libfuse 3.18.3's passthrough_hp over tmpfs (profile-depth.sh of
 #   2026-12-06-depth-profile): stock with --clone-fd, the series with
 #   each of MODES (ours: -o clone_bind=cpu, node: -o clone_bind=node;
-#   default both).
+#   default both).  PROFILE=0: without profile-depth.sh's sampler and
+#   trace window.
 # raw: fuse_bench (rig/tests), one caller on CPU 0: read (a synchronous
 #   READ) and dread (async direct I/O its caller waits for); stock with a
 #   clone per CPU, its reader pinned there (unbound), the series with each
@@ -23,10 +24,11 @@
 #   rounds, no warm-up.
 set -eu
 kind=$1 out=$(realpath -m "$2") rounds=${3:-4}
+pre=${PROFILE:+PROFILE=$PROFILE }
 here=$(cd "$(dirname "$0")" && pwd)
 case $kind in
 fio)	modes=${4:-"ours node"} timeout=3000
-	warm="sh 300 /tests/profile-depth.sh stock libaio:1" ;;
+	warm="sh 300 ${pre}/tests/profile-depth.sh stock libaio:1" ;;
 raw)	modes=${4:-"bound nodecpus"} timeout=1500
 	warm="run 120 fuse_bench unbound read 1 3000" ;;
 pipe)	modes= timeout=600 warm= ;;
@@ -38,7 +40,7 @@ phase() {
 	[ "$m" = stock ] && set -- stock || set -- $modes
 	if [ "$kind" = fio ]; then
 		for o; do
-			echo "sh 300 /tests/profile-depth.sh $o libaio:1 psync:1"
+			echo "sh 300 ${pre}/tests/profile-depth.sh $o libaio:1 psync:1"
 		done
 		return
 	fi
