@@ -4,13 +4,17 @@
  * wait (fuse_srv's reader styles), through one clone per CPU with one
  * reader pinned on each, the clones unbound and bound to their CPUs.
  *
- * usage: fuse_styles_bench [-n OPS] [-c CPU] [-r REPEATS] [-s STYLE] [-u|-b]
+ * usage: fuse_styles_bench [-n OPS] [-c CPU] [-r REPEATS] [-s STYLE] [-l US]
+ *                          [-u|-b]
  *   -n  stat() calls per run (default 400), from one thread pinned to
  *       CPU -c (default 1), one at a time
  *   -r  runs per cell (default 3); the cell is the run with the median
  *       median.  After a warm-up run the modes alternate: bound,
  *       unbound, unbound, bound, ...
  *   -s  this style only (fuse_srv's name: blocking, poll, ..., worker)
+ *   -l  the reader on the caller's CPU lingers US microseconds after
+ *       each reply it writes (sleeping; spinning if US is negative), as a
+ *       daemon that logs or frees after replying
  *   -u  unbound clones only (stock fuse.ko, which has no FUSE_DEV_IOC_BIND)
  *   -b  bound clones only (to profile one mode: make pathprof's counts)
  *
@@ -39,6 +43,26 @@ struct cell {
 	double median, p90, own;
 };
 
+static int linger_us, linger_idx;
+
+static bool linger(struct fsrv *srv, int idx, const struct fuse_in_header *in,
+		   const void *arg)
+{
+	double end;
+
+	if (idx != linger_idx || in->opcode != FUSE_LOOKUP)
+		return false;
+	fsrv_handle(srv, idx, in, arg);
+	if (linger_us > 0) {
+		usleep(linger_us);
+	} else {
+		end = fsrv_now_ms() - linger_us / 1000.0;
+		while (fsrv_now_ms() < end)
+			;
+	}
+	return true;
+}
+
 static int run(enum fsrv_style style, bool bound, int ops, int cpu,
 	       struct cell *out)
 {
@@ -53,8 +77,12 @@ static int run(enum fsrv_style style, bool bound, int ops, int cpu,
 	if (!lat || fsrv_mount(&srv, mnt))
 		return -1;
 	srv.style = style;
+	if (linger_us)
+		srv.hook = linger;
 	for (i = 0; i < ncpu && !err; i++) {
 		idx = fsrv_clone(&srv);
+		if (i == cpu)
+			linger_idx = idx;
 		if (idx < 0 ||
 		    (bound && fsrv_bind(&srv, idx, FUSE_DEV_BIND_CPU, i, -1)) ||
 		    fsrv_start_reader(&srv, idx, i))
@@ -107,7 +135,7 @@ int main(int argc, char **argv)
 	const char *only = NULL;
 	enum fsrv_style s;
 
-	while ((opt = getopt(argc, argv, "n:c:r:s:ub")) != -1) {
+	while ((opt = getopt(argc, argv, "n:c:r:s:l:ub")) != -1) {
 		switch (opt) {
 		case 'n':
 			ops = atoi(optarg);
@@ -121,6 +149,9 @@ int main(int argc, char **argv)
 		case 's':
 			only = optarg;
 			break;
+		case 'l':
+			linger_us = atoi(optarg);
+			break;
 		case 'u':
 			unbound_only = true;
 			break;
@@ -128,7 +159,7 @@ int main(int argc, char **argv)
 			bound_only = true;
 			break;
 		default:
-			fprintf(stderr, "usage: %s [-n OPS] [-c CPU] [-r N] [-s STYLE] [-u|-b]\n",
+			fprintf(stderr, "usage: %s [-n OPS] [-c CPU] [-r N] [-s STYLE] [-l US] [-u|-b]\n",
 				argv[0]);
 			return 2;
 		}
