@@ -9,7 +9,10 @@
 # (runs per cell, 3), STYLES_ONLY (one style, e.g. sigio), STYLES_TOPO
 # (2node), STYLES_ICOUNT (1: on QEMU's instruction clock, one host thread
 # running the vCPUs in turn, where a round trip is the instructions of
-# every vCPU on the way, 1 ns each, and the host's load does not count).
+# every vCPU on the way, 1 ns each, and the host's load does not count),
+# STYLES_LINGER (blocking readers again with CPU 1's reader lingering
+# after each reply, one row per value: µs asleep, or spinning if
+# negative; "5000 -2000"; empty: none).
 . "$(dirname "$0")/lib.sh"
 
 bench_build
@@ -19,8 +22,17 @@ ops=${STYLES_OPS:-300} reps=${STYLES_REPEATS:-3}
 only=${STYLES_ONLY:+-s $STYLES_ONLY}
 dir=${BENCH_OUT:-$B/bench}/styles
 mkdir -p "$dir"
-printf '%s\n' "module stock" "run 1800 fuse_styles_bench -u -n $ops -r $reps $only" \
-	"module ours" "run 1800 fuse_styles_bench -n $ops -r $reps $only" > "$dir/plan"
+linger=${STYLES_LINGER-5000 -2000}
+{
+	for m in stock ours; do
+		u=; [ $m = ours ] || u=-u
+		echo "module $m"
+		echo "run 1800 fuse_styles_bench $u -n $ops -r $reps $only"
+		for l in $linger; do
+			echo "run 1800 fuse_styles_bench $u -n $ops -r $reps -s blocking -l $l"
+		done
+	done
+} > "$dir/plan"
 "$TOP/rig/initramfs.sh" "$dir/initramfs.cpio.gz" "$dir/plan" \
 	"$B/modules-bench" "$B/tests"
 GUEST_ICOUNT=${STYLES_ICOUNT:-0} "$TOP/rig/guest.sh" \
@@ -32,13 +44,17 @@ python3 - "$dir/results.log" "$dir/host.txt" "$ops" "$reps" \
 	"$(git -C "$TOP" rev-parse --short HEAD)" > "$dir/results.md" <<'PY'
 import os
 import sys
-rows, mod = {}, None
+rows, mod, tag = {}, None, ""
 for line in open(sys.argv[1], errors="replace"):
     f = line.rstrip("\r\n").split("\t")
     if line.startswith("### RUN "):
-        mod = line.split()[2]
+        w = line.split()
+        mod = w[2]
+        l = int(w[w.index("-l") + 1]) if "-l" in w else 0
+        tag = (", CPU 1's reader %s %d µs after each reply"
+               % ("asleep" if l > 0 else "spinning", abs(l)) if l else "")
     elif len(f) == 5 and f[0] != "style" and mod:
-        rows.setdefault(f[0], {})[(mod, f[1])] = f[2:]
+        rows.setdefault(f[0] + tag, {})[(mod, f[1])] = f[2:]
 host = dict(l.split(None, 1) for l in open(sys.argv[2]) if " " in l)
 if os.environ.get("STYLES_ICOUNT") == "1":
     print("On QEMU's instruction clock (1 ns per guest instruction, "
